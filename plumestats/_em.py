@@ -1,0 +1,287 @@
+"""The EM engine: generalised EM with damped Newton M-steps and a Newton finish.
+
+Pure numpy; no statsmodels imports. Works in whatever coordinates it is given (the
+model hands it the standardised design).
+
+One iteration is either
+
+* an **EM step**: responsibilities ``pi`` from the current parameters (E-step), then
+  one Levenberg-Marquardt damped Newton step on the concave surrogate ``Q(.; pi)``
+  with Armijo backtracking (M-step). Raising ``Q`` raises ``L``, so this is a
+  generalised EM and the log-likelihood never decreases; or
+* a **Newton-Raphson step on L** itself, used once EM has reached the basin of a
+  maximum (the relative change of ``L`` fell below ``em_tol``). Where ``-H`` is not
+  positive definite it is damped until it is; the Armijo search is on ``L``. If no
+  ascent is found the iteration falls back to an EM step.
+
+Convergence is never declared from a small change in ``L`` alone: EM can crawl near a
+saddle for thousands of iterations. It requires a full Newton step on ``L`` at a
+point where ``-H`` is positive definite whose largest component is below ``tol``
+(quadratic convergence makes that the last step), or, with the Newton finish off,
+a small change in ``L`` together with a small gradient.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import linalg
+
+from ._likelihood import Terms, compute_terms, gram_blocks, linear_scores, q_value
+
+__all__ = ["EMOptions", "EMTrace", "Problem", "run_em"]
+
+_ARMIJO = 1e-4
+_MAX_HALVINGS = 12
+_MAX_DAMPING_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class EMOptions:
+    """Stopping rules and switches of one EM run."""
+
+    maxiter: int = 500
+    tol: float = 1e-8
+    em_tol: float = 1e-4
+    gtol: float = 1e-6
+    newton_finish: bool = True
+    callback: Callable[[int, float, str], None] | None = None
+
+
+@dataclass
+class EMTrace:
+    """What one EM run did."""
+
+    params: np.ndarray
+    objective: float
+    llf_history: list[float]
+    steps: list[str]
+    converged: bool
+    message: str
+    max_abs_score: float = np.nan
+    n_em: int = 0
+    n_newton: int = 0
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def n_iter(self) -> int:
+        return len(self.steps)
+
+
+class Problem:
+    """One PLUME fitting problem: design, outcome, K, gamma and a ridge penalty.
+
+    The objective is ``L(theta) - 0.5 * sum(ridge * theta**2)``.
+    """
+
+    def __init__(
+        self,
+        exog: np.ndarray,
+        y_pm: np.ndarray,
+        k: int,
+        gamma: float,
+        ridge: np.ndarray | None = None,
+    ):
+        self.exog = exog
+        self.y_pm = y_pm
+        self.k = k
+        self.gamma = gamma
+        n_params = k * exog.shape[1]
+        self.ridge = np.zeros(n_params) if ridge is None else np.asarray(ridge, float)
+
+    def terms(self, params: np.ndarray) -> Terms:
+        return compute_terms(
+            linear_scores(params, self.exog, self.k), self.y_pm, self.gamma
+        )
+
+    def penalty(self, params: np.ndarray) -> float:
+        return 0.5 * float(np.sum(self.ridge * params**2))
+
+    def objective(self, params: np.ndarray, terms: Terms) -> float:
+        return float(terms.loglikeobs.sum()) - self.penalty(params)
+
+    def surrogate(self, params: np.ndarray, terms: Terms, resp: np.ndarray) -> float:
+        return q_value(terms, resp) - self.penalty(params)
+
+    def gradient(self, params: np.ndarray, terms: Terms) -> np.ndarray:
+        """Gradient of the objective (and of Q at ``pi = r``)."""
+        grad = (terms.score_weights(self.gamma).T @ self.exog).ravel()
+        return grad - self.ridge * params
+
+    def neg_hessian(self, terms: Terms) -> np.ndarray:
+        """Minus the Hessian of the penalised log-likelihood."""
+        hess = -gram_blocks(self.exog, terms.hessian_weights(self.gamma))
+        hess[np.diag_indices_from(hess)] += self.ridge
+        return hess
+
+    def neg_q_hessian(self, terms: Terms, resp: np.ndarray) -> np.ndarray:
+        """Minus the Hessian of the surrogate Q (positive semi-definite)."""
+        hess = -gram_blocks(self.exog, terms.q_hessian_weights(self.gamma, resp))
+        hess[np.diag_indices_from(hess)] += self.ridge
+        return hess
+
+
+def _damped_solve(neg_hess: np.ndarray, grad: np.ndarray, damping: float):
+    """Solve ``(neg_hess + lam I) d = grad`` with the smallest ``lam >= damping``
+    (growing tenfold) that makes the matrix numerically positive definite.
+
+    Returns ``(direction, lam, was_undamped_pd)``.
+    """
+    ref = max(float(np.mean(np.abs(np.diag(neg_hess)))), np.finfo(float).tiny)
+    lam = damping
+    eye = np.eye(neg_hess.shape[0])
+    for _ in range(40):
+        try:
+            factor = linalg.cho_factor(neg_hess + lam * eye, check_finite=False)
+        except linalg.LinAlgError:
+            factor = None
+        if factor is not None:
+            diag = np.abs(np.diag(factor[0]))
+            # a Cholesky factor with a tiny pivot is singular in all but name: the
+            # step it gives is huge and the line search would shrink it to nothing
+            if diag.min() > 1e-7 * diag.max():
+                direction = linalg.cho_solve(factor, grad, check_finite=False)
+                return direction, lam, lam == 0.0
+        lam = max(10.0 * lam, 1e-10 * ref)
+    raise np.linalg.LinAlgError("no damping made the Newton system positive definite")
+
+
+def _ascent_step(evaluate, params, grad, neg_hess, value0, first=None):
+    """Damped Newton step with Armijo backtracking, escalating the damping when
+    the line search fails.
+
+    ``first`` is an already solved ``(direction, lam, undamped)``. Returns
+    ``(new_params, new_state, full_newton, direction)``, or ``None`` when no
+    ascent could be found.
+    """
+    ref = max(float(np.mean(np.abs(np.diag(neg_hess)))), np.finfo(float).tiny)
+    damping = 0.0
+    for _ in range(_MAX_DAMPING_ROUNDS):
+        if first is None:
+            first = _damped_solve(neg_hess, grad, damping)
+        (direction, lam, undamped), first = first, None
+        slope = float(grad @ direction)
+        if not slope > 0:
+            return None
+        step = 1.0
+        for _ in range(_MAX_HALVINGS):
+            trial = params + step * direction
+            value, state = evaluate(trial)
+            if value >= value0 + _ARMIJO * step * slope:
+                return trial, state, (undamped and step == 1.0), direction
+            step *= 0.5
+        damping = max(100.0 * lam, 1e-6 * ref)
+    return None
+
+
+def run_em(problem: Problem, start: np.ndarray, options: EMOptions) -> EMTrace:
+    """Maximise the (penalised) PLUME log-likelihood from ``start``."""
+    params = np.asarray(start, dtype=float).copy()
+    terms = problem.terms(params)
+    value = problem.objective(params, terms)
+    if not np.isfinite(value):
+        raise FloatingPointError("the log-likelihood is not finite at the start values")
+    history = [value]
+    steps: list[str] = []
+    newton_phase = False
+    converged = False
+    message = f"maximum number of iterations ({options.maxiter}) reached"
+
+    def eval_objective(trial):
+        trial_terms = problem.terms(trial)
+        return problem.objective(trial, trial_terms), trial_terms
+
+    for _ in range(options.maxiter):
+        grad = problem.gradient(params, terms)
+        outcome = None
+        kind = "em"
+        if newton_phase:
+            neg_hess = problem.neg_hessian(terms)
+            first = _damped_solve(neg_hess, grad, 0.0)
+            direction, _, undamped = first
+            if undamped and grad @ direction <= _rounding(value):
+                # The predicted gain (Newton decrement) is below the rounding error
+                # of L, so a line search cannot judge the step: take it whole, as
+                # the last step of a quadratically converging Newton iteration.
+                params = params + direction
+                terms = problem.terms(params)
+                value = problem.objective(params, terms)
+                history.append(value)
+                steps.append("newton")
+                converged, message = True, "converged (Newton decrement below rounding)"
+                break
+            outcome = _ascent_step(eval_objective, params, grad, neg_hess, value, first)
+            kind = "newton"
+        if outcome is None:
+            kind = "em"
+            resp = terms.resp
+
+            def eval_surrogate(trial, resp=resp):
+                trial_terms = problem.terms(trial)
+                return problem.surrogate(trial, trial_terms, resp), trial_terms
+
+            q0 = problem.surrogate(params, terms, resp)
+            outcome = _ascent_step(
+                eval_surrogate, params, grad, problem.neg_q_hessian(terms, resp), q0
+            )
+        if outcome is None:
+            converged = _small_gradient(grad, problem, options)
+            message = (
+                "no ascent direction left (stationary point)"
+                if converged
+                else "stalled: no step raises L, but the gradient is not small"
+            )
+            break
+        new_params, new_terms, full_newton, direction = outcome
+        new_value = problem.objective(new_params, new_terms)
+        if new_value < value:
+            # Q rose but L fell: only possible through rounding at the optimum
+            converged = _small_gradient(grad, problem, options)
+            message = "converged (change below rounding)" if converged else "stalled"
+            break
+        rel_change = (new_value - value) / max(1.0, abs(value))
+        params, terms, value = new_params, new_terms, new_value
+        history.append(value)
+        steps.append(kind)
+        if options.callback is not None:
+            options.callback(len(steps), value, kind)
+        if (
+            kind == "newton"
+            and full_newton
+            and np.max(np.abs(direction)) <= options.tol
+        ):
+            converged, message = True, "converged (Newton step below tol)"
+            break
+        if kind == "em" and rel_change <= options.em_tol:
+            if options.newton_finish:
+                newton_phase = True
+            elif rel_change <= options.tol and _small_gradient(
+                problem.gradient(params, terms), problem, options
+            ):
+                converged, message = True, "converged (EM: small change and gradient)"
+                break
+
+    final_grad = problem.gradient(params, terms)
+    return EMTrace(
+        params=params,
+        objective=value,
+        llf_history=history,
+        steps=steps,
+        converged=converged,
+        message=message,
+        max_abs_score=float(np.max(np.abs(final_grad))),
+        n_em=steps.count("em"),
+        n_newton=steps.count("newton"),
+    )
+
+
+def _rounding(value: float) -> float:
+    """What the rounding error of a sum like L amounts to."""
+    return 64.0 * np.finfo(float).eps * max(1.0, abs(value))
+
+
+def _small_gradient(grad: np.ndarray, problem: Problem, options: EMOptions) -> bool:
+    """Mean score per observation below ``gtol`` (standardised coordinates)."""
+    return bool(np.max(np.abs(grad)) <= options.gtol * max(1, problem.exog.shape[0]))

@@ -1,0 +1,184 @@
+"""The PLUME likelihood and its derivatives, as pure numpy functions.
+
+Notation (one observation; the sums over n are taken by the callers):
+
+* ``a_k = w_k' x`` is hyperplane ``k``'s score, ``A`` the ``(n, K)`` matrix of them.
+* the gate is ``g = softmax(v)`` with ``v_k = -gamma * a_k``;
+* the expert of hyperplane ``k`` gives ``sigmoid(y a_k)`` for ``y`` in ``{-1, +1}``;
+* ``u_k = v_k + log sigmoid(y a_k)``, so that the observation's log-likelihood is
+  ``l = LSE(u) - LSE(v)`` (``LSE`` is log-sum-exp) and the EM responsibilities are
+  ``r = softmax(u)``.
+
+Derivatives with respect to the scores (derived in ``docs/model.rst`` and checked
+against finite differences in the tests), with ``s_k = y sigmoid(-y a_k)``,
+``h_k = sigmoid(a_k) sigmoid(-a_k)`` and ``e_k = s_k - gamma``::
+
+    dl/da_k        = r_k s_k - gamma (r_k - g_k)
+    d2l/da_k da_j  = delta_kj r_k (e_k^2 - h_k) - r_k e_k r_j e_j
+                     - gamma^2 (delta_kj g_k - g_k g_j)
+
+The EM surrogate for fixed responsibilities ``pi``,
+``Q = sum_k pi_k [log g_k + log sigmoid(y a_k)]``, has the same gradient as ``l`` at
+``pi = r`` and the negative semi-definite Hessian
+``-delta_kj pi_k h_k - gamma^2 (delta_kj g_k - g_k g_j)``.
+
+Every quantity is formed from scores shifted by their row minimum, so that no
+finite input overflows: ``v - max(v) = -gamma (a - min_k a) <= 0``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit, log_expit, logsumexp
+
+__all__ = [
+    "Terms",
+    "compute_terms",
+    "gram_blocks",
+    "linear_scores",
+    "predict_mean",
+    "q_value",
+]
+
+
+def linear_scores(params: np.ndarray, exog: np.ndarray, k: int) -> np.ndarray:
+    """Scores ``A[n, k] = w_k' x_n`` for the hyperplane-major parameter vector."""
+    weights = np.reshape(params, (k, exog.shape[1]))
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = exog @ weights.T
+    if np.isnan(scores).any():
+        raise FloatingPointError(
+            "the hyperplane scores overflowed (parameters or features of order "
+            "1e308); rescale the features or use smaller parameter values"
+        )
+    return scores
+
+
+def _shifted_gate_logits(scores: np.ndarray, gamma: float) -> np.ndarray:
+    """``v - max_k v`` for ``v = -gamma * scores``; always <= 0, never NaN."""
+    with np.errstate(over="ignore"):
+        # a - min(a) can reach +inf for extreme but finite scores; -inf is then the
+        # right gate logit (that expert's gate weight is exactly zero).
+        spread = scores - scores.min(axis=1, keepdims=True)
+        return -gamma * spread
+
+
+@dataclass(frozen=True)
+class Terms:
+    """Per-observation quantities shared by the likelihood, its derivatives and EM.
+
+    Attributes
+    ----------
+    loglikeobs : ndarray, shape (n,)
+        Observation log-likelihoods ``l_n``.
+    resp : ndarray, shape (n, K)
+        EM responsibilities ``r_nk`` (posterior probability of expert ``k``).
+    gate : ndarray, shape (n, K)
+        Gate probabilities ``g_nk``.
+    slope : ndarray, shape (n, K)
+        ``s_nk = y_n sigmoid(-y_n a_nk)``, the derivative of ``log sigmoid(y a)``.
+    curvature : ndarray, shape (n, K)
+        ``h_nk = sigmoid(a_nk) sigmoid(-a_nk)``.
+    log_gate : ndarray, shape (n, K)
+        ``log g_nk``.
+    log_expert : ndarray, shape (n, K)
+        ``log sigmoid(y_n a_nk)``.
+    """
+
+    loglikeobs: np.ndarray
+    resp: np.ndarray
+    gate: np.ndarray
+    slope: np.ndarray
+    curvature: np.ndarray
+    log_gate: np.ndarray
+    log_expert: np.ndarray
+
+    def score_weights(self, gamma: float) -> np.ndarray:
+        """``dl_n / da_nk``; also the gradient of Q at ``pi = resp``."""
+        return self.resp * self.slope - gamma * (self.resp - self.gate)
+
+    def hessian_weights(self, gamma: float) -> np.ndarray:
+        """``d2 l_n / da_nk da_nj`` as an ``(n, K, K)`` array."""
+        excess = self.slope - gamma
+        r_e = self.resp * excess
+        weights = -r_e[:, :, None] * r_e[:, None, :]
+        weights += gamma**2 * self.gate[:, :, None] * self.gate[:, None, :]
+        diag = self.resp * (excess**2 - self.curvature) - gamma**2 * self.gate
+        idx = np.arange(self.gate.shape[1])
+        weights[:, idx, idx] += diag
+        return weights
+
+    def q_hessian_weights(self, gamma: float, resp: np.ndarray) -> np.ndarray:
+        """Hessian weights of the EM surrogate Q for fixed responsibilities."""
+        weights = gamma**2 * self.gate[:, :, None] * self.gate[:, None, :]
+        idx = np.arange(self.gate.shape[1])
+        weights[:, idx, idx] -= resp * self.curvature + gamma**2 * self.gate
+        return weights
+
+
+def compute_terms(scores: np.ndarray, y_pm: np.ndarray, gamma: float) -> Terms:
+    """All per-observation terms at the given scores.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n, K)
+        Hyperplane scores ``a_nk``.
+    y_pm : ndarray, shape (n,)
+        Outcome coded ``+1`` (inside) / ``-1`` (outside).
+    gamma : float
+        Gate sharpness.
+    """
+    signed = y_pm[:, None] * scores
+    gate_logits = _shifted_gate_logits(scores, gamma)
+    log_norm = logsumexp(gate_logits, axis=1, keepdims=True)
+    log_gate = gate_logits - log_norm
+    log_expert = log_expit(signed)
+    joint = log_gate + log_expert
+    log_lik = logsumexp(joint, axis=1, keepdims=True)
+    return Terms(
+        loglikeobs=log_lik[:, 0],
+        resp=np.exp(joint - log_lik),
+        gate=np.exp(log_gate),
+        slope=y_pm[:, None] * expit(-signed),
+        curvature=expit(scores) * expit(-scores),
+        log_gate=log_gate,
+        log_expert=log_expert,
+    )
+
+
+def q_value(terms: Terms, resp: np.ndarray) -> float:
+    """EM surrogate ``Q = sum_nk pi_nk [log g_nk + log sigmoid(y_n a_nk)]``.
+
+    Terms with ``pi_nk = 0`` contribute nothing even where the log is ``-inf``.
+    """
+    joint = terms.log_gate + terms.log_expert
+    return float(np.sum(resp * np.where(resp > 0, joint, 0.0)))
+
+
+def gram_blocks(exog: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Assemble ``sum_n W_n[k, j] x_n x_n'`` into a ``(K p, K p)`` matrix.
+
+    Only the ``K (K + 1) / 2`` distinct blocks are computed, each as one BLAS
+    product; the loop runs over pairs of hyperplanes, never over observations.
+    """
+    n_hyper = weights.shape[1]
+    p = exog.shape[1]
+    out = np.empty((n_hyper * p, n_hyper * p))
+    for k in range(n_hyper):
+        for j in range(k, n_hyper):
+            block = (exog * weights[:, k, j, None]).T @ exog
+            out[k * p : (k + 1) * p, j * p : (j + 1) * p] = block
+            if j != k:
+                out[j * p : (j + 1) * p, k * p : (k + 1) * p] = block.T
+    return out
+
+
+def predict_mean(scores: np.ndarray, gamma: float) -> np.ndarray:
+    """``P(y = 1 | x) = sum_k g_k sigmoid(a_k)``, computed in log space."""
+    gate_logits = _shifted_gate_logits(scores, gamma)
+    log_p = logsumexp(gate_logits + log_expit(scores), axis=1) - logsumexp(
+        gate_logits, axis=1
+    )
+    return np.exp(log_p)

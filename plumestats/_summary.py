@@ -1,0 +1,116 @@
+"""Presentation only: the statsmodels-style summary of a PLUME fit."""
+
+from __future__ import annotations
+
+import numpy as np
+from statsmodels.iolib.summary import Summary, summary_params
+
+from .bounds import _fmt
+
+__all__ = ["build_summary"]
+
+
+def _outcome_note(results) -> str:
+    mapping = results.outcome_mapping
+    inside = [str(level) for level, code in mapping.items() if code == 1]
+    coded = "" if inside == ["1"] else f" ({', '.join(inside)})"
+    return (
+        f"Outcome coded 1{coded} is the inside of the polyhedron "
+        "{x : min_k h_k'x >= 0}. Hyperplanes are ordered by decreasing share of "
+        "the sample that their gate owns."
+    )
+
+
+def build_summary(results, yname=None, xname=None, title=None, alpha=0.05) -> Summary:
+    """Header table, one coefficient block per hyperplane, and footnotes."""
+    settings = results.mle_settings
+    retvals = results.mle_retvals
+    bound = results.rademacher_bound(0.05)
+    method = f"EM ({settings['mstep'].capitalize()} M-step)"
+    iterations = f"{retvals['n_em_steps']} + {retvals['n_newton_steps']} NR"
+    top_left = [
+        ("Dep. Variable:", None),
+        ("Model:", ["PolyhedralMixtureLogit"]),
+        ("Method:", [method]),
+        ("Date:", None),
+        ("Time:", None),
+        ("Hyperplanes (K):", [str(results.k)]),
+        ("gamma:", [f"{results.gamma:g}"]),
+        ("converged:", [str(results.converged)]),
+        ("EM iterations:", [iterations]),
+        ("Covariance Type:", [results.cov_type]),
+    ]
+    top_right = [
+        ("No. Observations:", None),
+        ("Df Residuals:", None),
+        ("Df Model:", None),
+        ("Log-Likelihood:", None),
+        ("LL-Null:", [f"{results.llnull:#8.5g}"]),
+        ("Pseudo R-squ.:", [f"{results.prsquared:#6.4g}"]),
+        ("LLR p-value:", [f"{results.llr_pvalue:#6.4g}"]),
+        ("AIC:", [f"{results.aic:#8.5g}"]),
+        ("BIC:", [f"{results.bic:#8.5g}"]),
+        ("Rademacher bnd:", [_fmt(bound.log_total)]),
+    ]
+    if title is None:
+        title = "PolyhedralMixtureLogit Regression Results"
+    smry = Summary()
+    exog_names = list(xname) if xname is not None else list(results.model.exog_names)
+    smry.add_table_2cols(
+        results,
+        gleft=top_left,
+        gright=top_right,
+        yname=yname,
+        xname=exog_names,
+        title=title,
+    )
+
+    params = np.asarray(results.params)
+    bse = np.asarray(results.bse)
+    tvalues = np.asarray(results.tvalues)
+    pvalues = np.asarray(results.pvalues)
+    conf = np.asarray(results.conf_int(alpha))
+    p = len(exog_names)
+    for k in range(results.k):
+        rows = slice(k * p, (k + 1) * p)
+        table = summary_params(
+            (
+                results,
+                params[rows],
+                bse[rows],
+                tvalues[rows],
+                pvalues[rows],
+                conf[rows],
+            ),
+            yname=f"h{k + 1}",
+            xname=exog_names,
+            alpha=alpha,
+            use_t=results.use_t,
+        )
+        # label the block in its stub header, as statsmodels' MNLogit does
+        table[0][0].data = f"hyperplane h{k + 1}"
+        table[0][0]._datatype = None
+        table[0][0].row = table[0][1].row
+        smry.tables.append(table)
+
+    notes = [_outcome_note(results)]
+    if results.k > 1:
+        notes.append(
+            "LLR p-value: the test against the intercept-only logit is non-regular "
+            "for K > 1 (the experts are not identified under the null); treat it as "
+            "indicative only."
+        )
+    verdict = "vacuous (> 1)" if bound.vacuous else "non-vacuous"
+    notes.append(
+        f"Rademacher bound on the misclassification risk at delta=0.05: "
+        f"{_fmt(bound.log_total)}, {verdict}; see results.rademacher_bound()."
+    )
+    if not results.converged:
+        notes.append(f"EM did not converge: {retvals['message']}.")
+    if not np.all(np.isfinite(bse)):
+        notes.append(
+            "Standard errors are NaN: the observed information is not positive "
+            "definite (no regular interior maximum)."
+        )
+    smry.add_extra_txt([f"[{i + 1}] {note}" for i, note in enumerate(notes)])
+    return smry

@@ -1,0 +1,16 @@
+"""Public names of plumestats in one namespace (``import plumestats.api as ps``)."""
+
+from .bounds import RademacherBound, rademacher_bound
+from .datasets import simulate_polyhedron
+from .formula.api import plume
+from .model import PolyhedralMixtureLogit
+from .results import PolyhedralMixtureLogitResults
+
+__all__ = [
+    "PolyhedralMixtureLogit",
+    "PolyhedralMixtureLogitResults",
+    "RademacherBound",
+    "plume",
+    "rademacher_bound",
+    "simulate_polyhedron",
+]

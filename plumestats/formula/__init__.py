@@ -1,0 +1,1 @@
+"""Formula interface (patsy), in the style of ``statsmodels.formula``."""

@@ -1,0 +1,11 @@
+"""Lower-case formula aliases, as in ``statsmodels.formula.api``.
+
+>>> import plumestats.formula.api as psf
+>>> res = psf.plume("y ~ x1 + x2", data, k=3, gamma=1.0).fit()  # doctest: +SKIP
+"""
+
+from ..model import PolyhedralMixtureLogit
+
+plume = PolyhedralMixtureLogit.from_formula
+
+__all__ = ["plume"]

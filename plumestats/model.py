@@ -1,0 +1,398 @@
+"""PolyhedralMixtureLogit: the PLUME model on statsmodels' likelihood machinery."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.special import expit, softmax
+from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
+from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+from ._em import EMOptions, Problem, run_em
+from ._likelihood import compute_terms, gram_blocks, linear_scores, predict_mean
+from ._scaling import DesignScaling
+from ._start import INIT_METHODS, make_start
+from ._validation import (
+    check_choice,
+    check_int,
+    check_positive_float,
+    encode_outcome,
+)
+
+__all__ = ["PolyhedralMixtureLogit"]
+
+PREDICT_WHICH = ("mean", "decision", "gate", "expert", "linear")
+FIT_METHODS = ("em",)
+MSTEPS = ("newton",)
+
+# Without a seed, fits are still reproducible: a statistician expects the same data
+# to give the same table. Pass random_state to vary the restarts.
+_DEFAULT_SEED = 0
+
+
+def _as_rng(random_state) -> np.random.Generator:
+    if random_state is None:
+        return np.random.default_rng(_DEFAULT_SEED)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return np.random.default_rng(random_state)
+
+
+class PolyhedralMixtureLogit(GenericLikelihoodModel):
+    r"""Polyhedral classification as a mixture of logistic experts (PLUME).
+
+    .. math::
+
+        P(y \mid x) = \sum_{k=1}^K g_k(x)\, \sigma(y\, w_k' x), \qquad
+        g_k(x) = \frac{\exp(-\gamma\, w_k' x)}{\sum_j \exp(-\gamma\, w_j' x)},
+
+    with :math:`y \in \{-1, +1\}` (the outcome coded 1 maps to +1). The gate reuses
+    the experts' own hyperplanes: the hyperplane with the smallest score owns the
+    point, so the class coded 1 is modelled as the inside of the polyhedron
+    :math:`\{x : \min_k w_k' x \ge 0\}`. With ``k=1`` the model is logistic
+    regression; as ``gamma`` grows it tends to the hard model
+    :math:`\sigma(y \min_k w_k' x)`.
+
+    Parameters
+    ----------
+    endog : array_like
+        Binary outcome, coded 0/1, -1/+1 or boolean; 1 (or True) is the inside.
+    exog : array_like
+        ``(nobs, p)`` design. Include a constant column for the hyperplanes to have
+        intercepts (formulas add one by default).
+    k : int, default 2
+        Number of hyperplanes (faces of the polyhedron).
+    gamma : float, default 1.0
+        Sharpness of the gate, fixed (not estimated).
+    missing : {"none", "drop", "raise"}
+        statsmodels' handling of missing values.
+
+    Notes
+    -----
+    The parameter vector is hyperplane-major, ``[w_1, ..., w_K]``, each block
+    ordered like the columns of ``exog``, with names ``h1:<column>``, ...
+
+    Examples
+    --------
+    >>> import plumestats.api as ps
+    >>> data, _ = ps.simulate_polyhedron(500, d=2, k=3, random_state=1)
+    >>> res = ps.plume("y ~ x1 + x2", data, k=3).fit()
+    >>> res.params.shape
+    (9,)
+    """
+
+    def __init__(
+        self, endog, exog, k: int = 2, gamma: float = 1.0, missing="none", **kwargs
+    ):
+        k = check_int(k, "k")
+        gamma = check_positive_float(gamma, "gamma")
+        check_choice(missing, "missing", ("none", "drop", "raise"))
+        if exog is None:
+            raise ValueError("exog is required; pass a design with a constant column")
+        super().__init__(endog, exog, missing=missing, **kwargs)
+        self.k = k
+        self.gamma = gamma
+        y01, mapping = encode_outcome(self.endog)
+        self.endog = y01
+        self.outcome_mapping = mapping
+        self._y_pm = 2.0 * y01 - 1.0
+        self.nobs = self.exog.shape[0]
+        self.k_vars = self.exog.shape[1]
+        self.nparams = self.k * self.k_vars
+        self.k_extra = 0
+        self.df_model = float(self.nparams - self.k_constant)
+        self.df_resid = float(self.nobs - self.nparams)
+        self.data.param_names = [
+            f"h{i + 1}:{name}" for i in range(self.k) for name in self.exog_names
+        ]
+        self._init_keys.extend(["k", "gamma"])
+        self._data_attr.append("_y_pm")
+
+    def initialize(self):
+        # GenericLikelihoodModel.initialize computes a matrix rank of exog only to
+        # guess df_model; the counts are set exactly in __init__ instead.
+        LikelihoodModel.initialize(self)
+
+    # ------------------------------------------------------------------ maths
+    def _terms(self, params):
+        scores = linear_scores(np.asarray(params, float), self.exog, self.k)
+        return compute_terms(scores, self._y_pm, self.gamma)
+
+    def loglikeobs(self, params):
+        r"""Observation log-likelihoods
+        :math:`l_n = \log \sum_k g_k(x_n) \sigma(y_n w_k' x_n)`."""
+        return self._terms(params).loglikeobs
+
+    def loglike(self, params):
+        """Log-likelihood ``L = sum_n l_n``."""
+        return float(self.loglikeobs(params).sum())
+
+    def score_obs(self, params):
+        r"""Per-observation gradients, ``(nobs, K p)``.
+
+        :math:`\partial l_n / \partial w_k = [r_{nk} s_{nk} - \gamma (r_{nk} -
+        g_{nk})]\, x_n`, with responsibilities :math:`r`, gate :math:`g` and
+        :math:`s_{nk} = y_n \sigma(-y_n w_k' x_n)`.
+        """
+        weights = self._terms(params).score_weights(self.gamma)
+        return (weights[:, :, None] * self.exog[:, None, :]).reshape(self.nobs, -1)
+
+    def score(self, params):
+        """Gradient of the log-likelihood, ``(K p,)``."""
+        weights = self._terms(params).score_weights(self.gamma)
+        return (weights.T @ self.exog).ravel()
+
+    def hessian(self, params):
+        r"""Hessian of the log-likelihood, ``(K p, K p)``.
+
+        Block :math:`(k, j)` is :math:`\sum_n M_{n,kj}\, x_n x_n'` with
+        :math:`M_{n,kj} = \delta_{kj} r_k (e_k^2 - h_k) - r_k e_k r_j e_j -
+        \gamma^2 (\delta_{kj} g_k - g_k g_j)`, :math:`e_k = s_k - \gamma`,
+        :math:`h_k = \sigma(a_k)\sigma(-a_k)` (observation index dropped).
+        """
+        terms = self._terms(params)
+        return gram_blocks(self.exog, terms.hessian_weights(self.gamma))
+
+    def information(self, params):
+        """Observed information, minus the Hessian."""
+        return -self.hessian(params)
+
+    def predict(self, params, exog=None, which: str = "mean", **kwargs):
+        """Predictions at ``params``.
+
+        Parameters
+        ----------
+        params : array_like
+            Hyperplane-major parameters.
+        exog : array_like, optional
+            Design rows (defaults to the estimation sample).
+        which : {"mean", "decision", "gate", "expert", "linear"}
+            ``"mean"``: P(y = 1 | x); ``"decision"``: ``min_k w_k' x`` (>= 0 inside
+            the polyhedron); ``"gate"``: the K gate probabilities; ``"expert"``: the
+            K experts' P(y = 1 | x, k); ``"linear"``: the K scores ``w_k' x``.
+        """
+        if kwargs:
+            raise TypeError(f"predict got unexpected arguments: {sorted(kwargs)}")
+        check_choice(which, "which", PREDICT_WHICH)
+        exog = self.exog if exog is None else np.asarray(exog, dtype=float)
+        if exog.ndim == 1:
+            exog = exog[None, :]
+        if exog.shape[1] != self.k_vars:
+            raise ValueError(
+                f"exog has {exog.shape[1]} columns but the model has {self.k_vars} "
+                f"({', '.join(self.exog_names)})"
+            )
+        scores = linear_scores(np.asarray(params, float), exog, self.k)
+        if which == "mean":
+            return predict_mean(scores, self.gamma)
+        if which == "decision":
+            return scores.min(axis=1)
+        if which == "gate":
+            return softmax(
+                -self.gamma * (scores - scores.min(axis=1, keepdims=True)), axis=1
+            )
+        if which == "expert":
+            return expit(scores)
+        return scores
+
+    # ------------------------------------------------------------- estimation
+    @property
+    def start_params(self) -> np.ndarray:
+        """Default start values (``init="kmeans"``, seed 0), in the user's units."""
+        scaling = DesignScaling.from_exog(self.exog)
+        internal = make_start(
+            "kmeans",
+            scaling.transform_exog(self.exog),
+            self._y_pm,
+            self.k,
+            scaling.intercept_index,
+            _as_rng(None),
+        )
+        return scaling.to_user(internal.reshape(self.k, -1)).ravel()
+
+    def fit(
+        self,
+        start_params=None,
+        method: str = "em",
+        maxiter: int = 500,
+        tol: float = 1e-8,
+        *,
+        mstep: str = "newton",
+        init: str = "kmeans",
+        n_init: int = 1,
+        random_state=None,
+        em_tol: float = 1e-4,
+        newton_finish: bool = True,
+        disp: bool = False,
+        callback=None,
+        cov_type: str = "nonrobust",
+        cov_kwds: dict | None = None,
+        **kwargs,
+    ):
+        """Fit by EM with damped Newton M-steps, finished by Newton-Raphson on L.
+
+        Parameters
+        ----------
+        start_params : array_like, optional
+            Start values in the user's units (hyperplane-major). Overrides ``init``
+            and ``n_init``.
+        method : {"em"}
+            Estimation method.
+        maxiter : int, default 500
+            Maximum number of iterations (EM and Newton steps together).
+        tol : float, default 1e-8
+            Convergence: a full Newton step on L, at a point where minus the
+            Hessian is positive definite, whose largest component (standardised
+            coordinates) is below ``tol``. A small change in L alone never counts.
+        mstep : {"newton"}
+            M-step solver.
+        init : {"kmeans", "logit", "random"}
+            Start values when ``start_params`` is not given; see
+            :func:`plumestats._start.make_start`.
+        n_init : int, default 1
+            Number of EM runs from different starts; the best L is kept and every
+            run's final L is recorded in ``mle_retvals["restarts_llf"]``.
+        random_state : int, numpy Generator or None
+            Seed for the starts. ``None`` uses a fixed seed, so fits are
+            reproducible by default.
+        em_tol : float, default 1e-4
+            Relative change of L below which EM hands over to Newton-Raphson on L.
+        newton_finish : bool, default True
+            Finish with Newton-Raphson on L. With ``False`` this is plain
+            (generalised) EM, stopping on a small change of L and a small gradient.
+        disp : bool, default False
+            Print one line per iteration and a final message.
+        callback : callable, optional
+            Called as ``callback(iteration, llf, step_kind)`` after each iteration.
+        cov_type : {"nonrobust", "HC0", "cluster"}
+            Covariance of the parameters: observed information, its HC0 sandwich,
+            or the cluster-robust sandwich (``cov_kwds={"groups": labels}``).
+        cov_kwds : dict, optional
+            Options of the covariance type.
+
+        Returns
+        -------
+        PolyhedralMixtureLogitResults
+            The results, wrapped so that pandas input gives pandas output.
+
+        Notes
+        -----
+        Experts are returned in a canonical order: by decreasing share of the
+        estimation sample that their gate owns (mean gate probability), so the
+        same data gives the same table whatever the start.
+        """
+        from .results import PolyhedralMixtureLogitResults, make_results
+
+        if kwargs:
+            raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
+        check_choice(method, "method", FIT_METHODS)
+        check_choice(mstep, "mstep", MSTEPS)
+        check_choice(init, "init", INIT_METHODS)
+        check_choice(cov_type, "cov_type", ("nonrobust", "HC0", "cluster"))
+        options = EMOptions(
+            maxiter=check_int(maxiter, "maxiter"),
+            tol=check_positive_float(tol, "tol"),
+            em_tol=check_positive_float(em_tol, "em_tol"),
+            newton_finish=bool(newton_finish),
+            callback=_printer(callback) if disp else callback,
+        )
+        n_init = check_int(n_init, "n_init")
+
+        scaling = DesignScaling.from_exog(self.exog)
+        problem = Problem(
+            scaling.transform_exog(self.exog), self._y_pm, self.k, self.gamma
+        )
+        if start_params is not None:
+            start = np.asarray(start_params, dtype=float)
+            if start.shape != (self.nparams,):
+                raise ValueError(
+                    f"start_params must have {self.nparams} values (k * exog "
+                    f"columns), got shape {start.shape}"
+                )
+            starts = [scaling.to_internal(start.reshape(self.k, -1)).ravel()]
+        else:
+            rng = _as_rng(random_state)
+            starts = [
+                make_start(
+                    init, problem.exog, self._y_pm, self.k, scaling.intercept_index, rng
+                )
+                for _ in range(n_init)
+            ]
+        traces = [run_em(problem, start, options) for start in starts]
+        best = max(traces, key=lambda trace: trace.objective)
+        internal = _canonical_order(problem, best.params)
+        neg_hess_internal = problem.neg_hessian(problem.terms(internal))
+        params = scaling.to_user(internal.reshape(self.k, -1)).ravel()
+
+        if not best.converged:
+            warnings.warn(
+                f"EM did not converge: {best.message} after {best.n_iter} "
+                f"iterations (largest |score| {best.max_abs_score:.3g}). Increase "
+                "maxiter; if the weights keep growing the classes are (nearly) "
+                "separable and the maximum is at infinity.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        if disp:
+            status = (
+                "Optimization terminated successfully."
+                if best.converged
+                else "Warning: EM did not converge."
+            )
+            print(
+                f"{status}\n"
+                f"         Current function value: {-best.objective / self.nobs:.6f}\n"
+                f"         Iterations: {best.n_iter} ({best.n_em} EM, "
+                f"{best.n_newton} Newton)"
+            )
+        retvals = {
+            "converged": best.converged,
+            "iterations": best.n_iter,
+            "message": best.message,
+            "llf_history": np.asarray(best.llf_history),
+            "steps": list(best.steps),
+            "n_em_steps": best.n_em,
+            "n_newton_steps": best.n_newton,
+            "max_abs_score": best.max_abs_score,
+            "restarts_llf": np.array([trace.objective for trace in traces]),
+        }
+        settings = {
+            "optimizer": "em",
+            "mstep": mstep,
+            "init": "start_params" if start_params is not None else init,
+            "n_init": len(starts),
+            "maxiter": options.maxiter,
+            "tol": options.tol,
+            "em_tol": options.em_tol,
+            "newton_finish": options.newton_finish,
+        }
+        results = make_results(
+            PolyhedralMixtureLogitResults,
+            self,
+            params,
+            neg_hess_internal,
+            scaling,
+            retvals=retvals,
+            settings=settings,
+            cov_type=cov_type,
+            cov_kwds=cov_kwds or {},
+        )
+        return results
+
+
+def _canonical_order(problem: Problem, internal: np.ndarray) -> np.ndarray:
+    """Reorder the experts by decreasing mean gate probability (ties: by weights)."""
+    weights = internal.reshape(problem.k, -1)
+    share = problem.terms(internal).gate.mean(axis=0)
+    order = np.lexsort((*weights.T[::-1], -share))
+    return weights[order].ravel()
+
+
+def _printer(user_callback):
+    def report(iteration, value, kind):
+        print(f"iter {iteration:4d}  {kind:<6s}  llf = {value:.10g}")
+        if user_callback is not None:
+            user_callback(iteration, value, kind)
+
+    return report

@@ -1,0 +1,216 @@
+"""Results of a PLUME fit: inference, goodness of fit, prediction helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.special import xlogy
+from statsmodels.base import wrapper as wrap
+from statsmodels.base.model import (
+    GenericLikelihoodModelResults,
+    LikelihoodModelResults,
+    LikelihoodResultsWrapper,
+)
+
+from ._compat import cache_readonly
+from ._covariance import compute_covariance, invert_information
+from .bounds import RademacherBound, rademacher_bound
+
+__all__ = ["PolyhedralMixtureLogitResults", "PolyhedralMixtureLogitResultsWrapper"]
+
+
+def make_results(
+    cls,
+    model,
+    params,
+    neg_hess_internal,
+    scaling,
+    *,
+    retvals,
+    settings,
+    cov_type,
+    cov_kwds,
+):
+    """Build the wrapped results from a fitted parameter vector.
+
+    The observed information is inverted in the standardised coordinates the
+    engine used (well conditioned) and mapped to the user's units exactly:
+    ``Cov(w) = J Cov(b) J'`` with ``J = I_K (x) B^{-1}``.
+    """
+    cov_internal = invert_information(neg_hess_internal)
+    jac = np.kron(np.eye(model.k), scaling.jacobian_to_user())
+    cov = jac @ cov_internal @ jac.T
+    mlefit = LikelihoodModelResults(model, params, normalized_cov_params=cov, scale=1.0)
+    mlefit.mle_retvals = retvals
+    mlefit.mle_settings = settings
+    results = cls(model, mlefit, cov_type=cov_type, cov_kwds=cov_kwds)
+    return PolyhedralMixtureLogitResultsWrapper(results)
+
+
+class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
+    """Results of :class:`~plumestats.PolyhedralMixtureLogit`.
+
+    Mirrors statsmodels' ``Logit`` results (``params``, ``bse``, ``tvalues``,
+    ``pvalues``, ``conf_int``, ``cov_params``, ``llf``, ``llnull``, ``llr``,
+    ``llr_pvalue``, ``prsquared``, ``aic``, ``bic``, ``pred_table``, ``t_test``,
+    ``wald_test``, ``summary``, ``save``, ``load``, ``remove_data``) and adds the
+    PLUME-specific ``hyperplanes``, ``decision_function``, ``llf_history`` and
+    :meth:`rademacher_bound`.
+    """
+
+    def __init__(self, model, mlefit, cov_type="nonrobust", cov_kwds=None):
+        super().__init__(model, mlefit)
+        self.k = model.k
+        self.gamma = model.gamma
+        self.k_params = model.nparams
+        self.outcome_mapping = dict(model.outcome_mapping)
+        self._set_covariance(cov_type, dict(cov_kwds or {}))
+        # What the summary and the bound need is computed now, while the data are
+        # here, so that summary() keeps working after remove_data().
+        self._radius = float(np.max(np.linalg.norm(model.exog, axis=1)))
+        for name in ("llf", "llnull", "bse"):
+            getattr(self, name)
+
+    def _set_covariance(self, cov_type, cov_kwds):
+        scores = None if cov_type == "nonrobust" else self.model.score_obs(self.params)
+        cov, description = compute_covariance(
+            cov_type, self.normalized_cov_params, scores, cov_kwds
+        )
+        if cov_type != "nonrobust":
+            self.cov_params_default = cov
+        self.cov_type = cov_type
+        self.cov_kwds = {**cov_kwds, "description": description}
+        self.use_t = False
+
+    # -------------------------------------------------------- fit statistics
+    @property
+    def converged(self) -> bool:
+        """Whether EM converged (see ``mle_retvals["message"]``)."""
+        return bool(self.mle_retvals["converged"])
+
+    @property
+    def n_iter(self) -> int:
+        """Iterations of the best run (EM and Newton steps together)."""
+        return int(self.mle_retvals["iterations"])
+
+    @property
+    def llf_history(self) -> np.ndarray:
+        """Log-likelihood after each iteration of the best run, start included."""
+        return self.mle_retvals["llf_history"]
+
+    @cache_readonly
+    def llf(self) -> float:
+        """Log-likelihood at the estimates."""
+        return self.model.loglike(self.params)
+
+    @cache_readonly
+    def llnull(self) -> float:
+        r"""Log-likelihood of the intercept-only logit, in closed form:
+        :math:`N [\bar y \log \bar y + (1 - \bar y) \log(1 - \bar y)]`."""
+        y = self.model.endog
+        share = float(np.mean(y))
+        return float(y.size * (xlogy(share, share) + xlogy(1 - share, 1 - share)))
+
+    @cache_readonly
+    def llr(self) -> float:
+        """Likelihood-ratio statistic against the intercept-only model."""
+        return 2.0 * (self.llf - self.llnull)
+
+    @cache_readonly
+    def llr_pvalue(self) -> float:
+        """Chi-squared p-value of ``llr`` on ``df_model`` degrees of freedom.
+
+        For K > 1 the test is non-regular (the experts are not identified under
+        the null), so the p-value is only indicative.
+        """
+        return float(stats.chi2.sf(self.llr, self.df_model))
+
+    @cache_readonly
+    def prsquared(self) -> float:
+        """McFadden's pseudo R-squared, ``1 - llf / llnull``."""
+        return 1.0 - self.llf / self.llnull
+
+    @cache_readonly
+    def df_modelwc(self) -> int:
+        """Number of estimated parameters, ``K * p``."""
+        return self.k_params
+
+    @cache_readonly
+    def aic(self) -> float:
+        """Akaike information criterion, ``-2 llf + 2 K p``."""
+        return -2.0 * self.llf + 2.0 * self.k_params
+
+    @cache_readonly
+    def bic(self) -> float:
+        """Bayesian information criterion, ``-2 llf + log(N) K p``."""
+        return -2.0 * self.llf + np.log(self.nobs) * self.k_params
+
+    # ------------------------------------------------------------ PLUME extras
+    @property
+    def hyperplanes(self) -> pd.DataFrame:
+        """The K hyperplanes as a ``(K, p)`` DataFrame (rows ``h1..hK``)."""
+        return pd.DataFrame(
+            np.reshape(np.asarray(self.params), (self.k, -1)),
+            index=[f"h{i + 1}" for i in range(self.k)],
+            columns=list(self.model.exog_names),
+        )
+
+    def decision_function(self, exog=None, transform: bool = True):
+        """``min_k w_k' x``: non-negative inside the polyhedron (class 1)."""
+        return self.predict(exog, transform=transform, which="decision")
+
+    def pred_table(self, threshold: float = 0.5) -> np.ndarray:
+        """Confusion matrix: rows observed 0/1, columns predicted 0/1.
+
+        ``pred_table[i, j]`` counts observations of class ``i`` predicted as ``j``,
+        as in statsmodels' ``Logit`` results.
+        """
+        observed = np.asarray(self.model.endog)
+        predicted = np.asarray(self.model.predict(self.params)) > threshold
+        bins = np.array([0, 0.5, 1])
+        return np.histogram2d(observed, predicted.astype(float), bins=bins)[0]
+
+    def rademacher_bound(self, delta: float = 0.05) -> RademacherBound:
+        """The paper's Rademacher generalisation bound at the estimates.
+
+        See :func:`plumestats.bounds.rademacher_bound` for the formula and for how
+        the bias terms are treated (augmented vectors).
+        """
+        return rademacher_bound(
+            self.hyperplanes.to_numpy(),
+            None,
+            -self.llf / self.nobs,
+            self.gamma,
+            delta,
+            radius=self._radius,
+            nobs=self.nobs,
+        )
+
+    def summary(self, yname=None, xname=None, title=None, alpha: float = 0.05):
+        """Summary tables: a header and one coefficient block per hyperplane.
+
+        Parameters
+        ----------
+        yname : str, optional
+            Name of the outcome.
+        xname : list of str, optional
+            Names of the design columns (one block's rows).
+        title : str, optional
+            Title of the summary.
+        alpha : float
+            Significance level of the confidence intervals.
+        """
+        from ._summary import build_summary
+
+        return build_summary(self, yname=yname, xname=xname, title=title, alpha=alpha)
+
+
+class PolyhedralMixtureLogitResultsWrapper(LikelihoodResultsWrapper):
+    _wrap_attrs = wrap.union_dicts(LikelihoodResultsWrapper._wrap_attrs)
+    _wrap_methods = wrap.union_dicts(LikelihoodResultsWrapper._wrap_methods)
+
+
+wrap.populate_wrapper(
+    PolyhedralMixtureLogitResultsWrapper, PolyhedralMixtureLogitResults
+)
