@@ -189,6 +189,12 @@ def run_em(problem: Problem, start: np.ndarray, options: EMOptions) -> EMTrace:
     converged = False
     message = f"maximum number of iterations ({options.maxiter}) reached"
 
+    def record(new_value, kind):
+        history.append(new_value)
+        steps.append(kind)
+        if options.callback is not None:
+            options.callback(len(steps), new_value, kind)
+
     def eval_objective(trial):
         trial_terms = problem.terms(trial)
         return problem.objective(trial, trial_terms), trial_terms
@@ -208,8 +214,7 @@ def run_em(problem: Problem, start: np.ndarray, options: EMOptions) -> EMTrace:
                 params = params + direction
                 terms = problem.terms(params)
                 value = problem.objective(params, terms)
-                history.append(value)
-                steps.append("newton")
+                record(value, "newton")
                 converged, message = True, "converged (Newton decrement below rounding)"
                 break
             outcome = _ascent_step(eval_objective, params, grad, neg_hess, value, first)
@@ -243,10 +248,7 @@ def run_em(problem: Problem, start: np.ndarray, options: EMOptions) -> EMTrace:
             break
         rel_change = (new_value - value) / max(1.0, abs(value))
         params, terms, value = new_params, new_terms, new_value
-        history.append(value)
-        steps.append(kind)
-        if options.callback is not None:
-            options.callback(len(steps), value, kind)
+        record(value, kind)
         if (
             kind == "newton"
             and full_newton

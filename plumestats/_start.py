@@ -2,13 +2,18 @@
 
 * ``"kmeans"``: cluster the outside class into K groups; hyperplane k is a (lightly
   ridged) logistic fit of the inside class against cluster k. Each face of a
-  polyhedron separates the inside from the outside points beyond that face, so this
-  puts each expert near one face.
+  polyhedron separates the inside from the outside points beyond that face, and
+  seen from the inside those points form a cone, so the clustering is on
+  directions: k-means of the outside points' unit vectors from the inside class's
+  mean (spherical k-means). On simulated polytopes this recovered every face more
+  often than k-means on the raw points.
 * ``"logit"``: one logistic fit, replicated K times and perturbed.
 * ``"random"``: standard normal weights.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 from scipy.cluster.vq import kmeans2
@@ -69,15 +74,21 @@ def _kmeans_start(exog, y_pm, k, intercept_index, rng):
     outside = y_pm < 0
     if outside.sum() < k or not varying.any():
         return None
-    points = exog[outside][:, varying]
+    points = exog[:, varying]
+    directions = points[outside] - points[~outside].mean(axis=0)
+    lengths = np.linalg.norm(directions, axis=1, keepdims=True)
+    directions = directions / np.where(lengths > 0, lengths, 1.0)
     seed = int(rng.integers(2**31 - 1))
-    _, labels = kmeans2(points, k, seed=seed, minit="++")
+    with warnings.catch_warnings():
+        # an empty cluster is handled below (fall back to "logit")
+        warnings.simplefilter("ignore", UserWarning)
+        _, labels = kmeans2(directions, k, seed=seed, minit="++")
     inside_rows = np.flatnonzero(~outside)
     outside_rows = np.flatnonzero(outside)
+    if np.bincount(labels, minlength=k).min() == 0:
+        return None
     weights = []
     for cluster in range(k):
         rows = np.concatenate([inside_rows, outside_rows[labels == cluster]])
-        if (labels == cluster).sum() == 0:
-            return None
         weights.append(fit_logistic(exog[rows], y_pm[rows], intercept_index))
     return np.concatenate(weights)

@@ -1,0 +1,135 @@
+"""The EM engine: monotone, convergent to a maximum, reproducible, canonical."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from statsmodels.tools.sm_exceptions import (
+    ConvergenceWarning,
+    HessianInversionWarning,
+)
+
+import plumestats.api as ps
+from plumestats import PolyhedralMixtureLogit
+
+
+def _random_problem(seed):
+    """Twenty varied problems: polyhedral and noisy data, K in {2, 3, 4}."""
+    rng = np.random.default_rng(seed)
+    k = (2, 3, 4)[seed % 3]
+    d = int(rng.integers(2, 6))
+    nobs = int(rng.integers(150, 600))
+    data, _ = ps.simulate_polyhedron(
+        nobs, d=d, k=k, noise=rng.uniform(0.02, 0.25), random_state=seed
+    )
+    exog = np.column_stack([np.ones(nobs), data.drop(columns="y").to_numpy()])
+    gamma = float(rng.choice([0.1, 1.0, 5.0]))
+    return PolyhedralMixtureLogit(data["y"].to_numpy(), exog, k=k, gamma=gamma)
+
+
+def _assert_monotone(history):
+    history = np.asarray(history)
+    assert np.all(np.diff(history) >= -1e-10 * np.abs(history[1:]))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_llf_history_never_decreases(seed):
+    model = _random_problem(seed)
+    with warnings.catch_warnings():
+        # some of these problems are nearly separable: convergence is not the point
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", HessianInversionWarning)
+        res = model.fit(maxiter=300, init=("kmeans", "logit", "random")[seed % 3])
+    _assert_monotone(res.llf_history)
+    assert res.llf_history[-1] == pytest.approx(res.llf, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pure_em_is_monotone_too(seed):
+    model = _random_problem(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", HessianInversionWarning)
+        res = model.fit(newton_finish=False, maxiter=150)
+    _assert_monotone(res.llf_history)
+    assert set(res.mle_retvals["steps"]) == {"em"}
+
+
+def test_converges_to_a_regular_maximum():
+    data, _ = ps.simulate_polyhedron(2000, d=3, k=3, noise=0.05, random_state=3)
+    res = ps.plume("y ~ x1 + x2 + x3", data, k=3).fit()
+    assert res.converged
+    params = res.params.to_numpy()
+    score = res.model.score(params)
+    info = -res.model.hessian(params)
+    # a maximum: zero gradient (relative to the information) and -H positive definite
+    assert np.all(np.linalg.eigvalsh(info) > 0)
+    newton_step = np.linalg.solve(info, score)
+    assert np.max(np.abs(newton_step / res.bse.to_numpy())) < 1e-6
+
+
+def test_newton_finish_beats_stopping_on_small_change(pima):
+    """Trap (a): 'stop when L rises by less than tol' can stop short on pima."""
+    formula = "diabetes ~ " + " + ".join(pima.columns[:-1])
+    model = ps.plume(formula, pima, k=2)
+    full = model.fit()
+    assert full.converged
+    gradient = model.score(full.params.to_numpy())
+    assert np.max(np.abs(gradient / full.bse.to_numpy())) < 1e-4
+    with warnings.catch_warnings():
+        # where plain EM stops, minus the Hessian need not even be positive definite
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", HessianInversionWarning)
+        loose = model.fit(newton_finish=False, maxiter=60)
+    assert full.llf >= loose.llf - 1e-9
+
+
+def test_restarts_keep_the_best_and_record_all():
+    data, _ = ps.simulate_polyhedron(600, d=2, k=3, noise=0.1, random_state=8)
+    res = ps.plume("y ~ x1 + x2", data, k=3).fit(
+        n_init=5, init="random", random_state=11
+    )
+    restarts = res.mle_retvals["restarts_llf"]
+    assert restarts.shape == (5,)
+    assert res.llf == pytest.approx(restarts.max(), rel=1e-12)
+
+
+def test_same_seed_same_fit_bit_for_bit():
+    data, _ = ps.simulate_polyhedron(500, d=3, k=2, noise=0.1, random_state=9)
+    model = ps.plume("y ~ x1 + x2 + x3", data, k=2)
+    first = model.fit(n_init=3, init="random", random_state=42).params.to_numpy()
+    second = model.fit(n_init=3, init="random", random_state=42).params.to_numpy()
+    np.testing.assert_array_equal(first, second)
+    # the default (random_state=None) is reproducible too
+    np.testing.assert_array_equal(model.fit().params, model.fit().params)
+
+
+def test_canonical_order_does_not_depend_on_the_start():
+    data, _ = ps.simulate_polyhedron(2000, d=2, k=3, noise=0.03, random_state=2)
+    model = ps.plume("y ~ x1 + x2", data, k=3)
+    res = model.fit()
+    blocks = res.params.to_numpy().reshape(3, -1)
+    permuted = blocks[[2, 0, 1]].ravel()
+    again = model.fit(start_params=permuted)
+    np.testing.assert_allclose(again.params, res.params, rtol=1e-6, atol=1e-8)
+    share = res.predict(which="gate").mean(axis=0)
+    assert np.all(np.diff(np.asarray(share)) <= 0)
+
+
+def test_disp_prints_progress(capsys):
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=1)
+    ps.plume("y ~ x1 + x2", data, k=2).fit(disp=True)
+    out = capsys.readouterr().out
+    assert "iter" in out and "Optimization terminated successfully." in out
+
+
+def test_callback_sees_every_iteration():
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=1)
+    seen = []
+    res = ps.plume("y ~ x1 + x2", data, k=2).fit(
+        callback=lambda it, llf, kind: seen.append((it, llf, kind))
+    )
+    assert len(seen) == res.n_iter
+    np.testing.assert_allclose([s[1] for s in seen], res.llf_history[1:])
