@@ -138,7 +138,8 @@ def compute_terms(scores: np.ndarray, y_pm: np.ndarray, gamma: float) -> Terms:
     joint = log_gate + log_expert
     log_lik = logsumexp(joint, axis=1, keepdims=True)
     return Terms(
-        loglikeobs=log_lik[:, 0],
+        # a probability's log is <= 0; rounding in the normalised gate can give +eps
+        loglikeobs=np.minimum(log_lik[:, 0], 0.0),
         resp=np.exp(joint - log_lik),
         gate=np.exp(log_gate),
         slope=y_pm[:, None] * expit(-signed),

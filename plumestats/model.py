@@ -91,6 +91,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         if exog is None:
             raise ValueError("exog is required; pass a design with a constant column")
         super().__init__(endog, exog, missing=missing, **kwargs)
+        # GenericLikelihoodModel copies every keyword onto the instance; the patsy
+        # design info cannot be pickled and already lives on self.data, which
+        # knows how to pickle it (as for statsmodels' own formula models).
+        self.__dict__.pop("model_spec", None)
         self.k = k
         self.gamma = gamma
         y01, mapping = encode_outcome(self.endog)

@@ -66,11 +66,14 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         self.k_params = model.nparams
         self.outcome_mapping = dict(model.outcome_mapping)
         self._set_covariance(cov_type, dict(cov_kwds or {}))
-        # What the summary and the bound need is computed now, while the data are
-        # here, so that summary() keeps working after remove_data().
+        # What the summary and the bound need from the data is computed now and
+        # kept as plain attributes: remove_data() clears every cached value.
         self._radius = float(np.max(np.linalg.norm(model.exog, axis=1)))
-        for name in ("llf", "llnull", "bse"):
-            getattr(self, name)
+        self._llf = model.loglike(self.params)
+        share = float(np.mean(model.endog))
+        self._llnull = float(
+            model.endog.size * (xlogy(share, share) + xlogy(1 - share, 1 - share))
+        )
 
     def _set_covariance(self, cov_type, cov_kwds):
         scores = None if cov_type == "nonrobust" else self.model.score_obs(self.params)
@@ -99,18 +102,16 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         """Log-likelihood after each iteration of the best run, start included."""
         return self.mle_retvals["llf_history"]
 
-    @cache_readonly
+    @property
     def llf(self) -> float:
         """Log-likelihood at the estimates."""
-        return self.model.loglike(self.params)
+        return self._llf
 
-    @cache_readonly
+    @property
     def llnull(self) -> float:
         r"""Log-likelihood of the intercept-only logit, in closed form:
         :math:`N [\bar y \log \bar y + (1 - \bar y) \log(1 - \bar y)]`."""
-        y = self.model.endog
-        share = float(np.mean(y))
-        return float(y.size * (xlogy(share, share) + xlogy(1 - share, 1 - share)))
+        return self._llnull
 
     @cache_readonly
     def llr(self) -> float:

@@ -17,8 +17,9 @@ def _unit_rows(matrix):
 @pytest.mark.parametrize("d", [2, 5])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_true_hyperplanes_are_recovered(d, seed):
-    data, truth = ps.simulate_polyhedron(N_TRAIN + 20000, d=d, k=3, noise=0.02,
-                                         random_state=seed)
+    data, truth = ps.simulate_polyhedron(
+        N_TRAIN + 20000, d=d, k=3, noise=0.02, random_state=seed
+    )
     train, test = data.iloc[:N_TRAIN], data.iloc[N_TRAIN:]
     formula = "y ~ " + " + ".join(f"x{j + 1}" for j in range(d))
     res = ps.plume(formula, train, k=3).fit()

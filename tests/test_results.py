@@ -1,0 +1,246 @@
+"""The results object: report, counts, bound, prediction, persistence."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import plumestats.api as ps
+from plumestats import PolyhedralMixtureLogit
+from plumestats.formula.api import plume
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    data, _ = ps.simulate_polyhedron(1500, d=2, k=3, noise=0.05, random_state=4)
+    return data, plume("y ~ x1 + x2", data, k=3, gamma=2.0).fit()
+
+
+def test_parameter_names_are_hyperplane_major(fitted):
+    _, res = fitted
+    expected = [f"h{i}:{c}" for i in (1, 2, 3) for c in ("Intercept", "x1", "x2")]
+    assert list(res.params.index) == expected
+    assert list(res.bse.index) == expected
+    assert not any(name.startswith("par") for name in res.model.data.param_names)
+    np.testing.assert_array_equal(res.hyperplanes.to_numpy().ravel(), res.params)
+    assert list(res.hyperplanes.index) == ["h1", "h2", "h3"]
+    assert list(res.hyperplanes.columns) == ["Intercept", "x1", "x2"]
+
+
+def test_counts_and_information_criteria(fitted):
+    _, res = fitted
+    k_params = 3 * 3
+    assert res.df_model == k_params - 1
+    assert res.df_resid == res.nobs - k_params
+    assert res.aic == pytest.approx(-2 * res.llf + 2 * k_params, rel=1e-14)
+    assert res.bic == pytest.approx(
+        -2 * res.llf + math.log(res.nobs) * k_params, rel=1e-14
+    )
+    assert res.llf == pytest.approx(res.model.loglike(res.params.to_numpy()))
+    assert res.llr == pytest.approx(2 * (res.llf - res.llnull))
+    assert res.prsquared == pytest.approx(1 - res.llf / res.llnull)
+
+
+def test_inference_quantities_are_consistent(fitted):
+    _, res = fitted
+    cov = res.cov_params()
+    assert list(cov.index) == list(res.params.index)
+    np.testing.assert_allclose(res.bse, np.sqrt(np.diag(cov)))
+    np.testing.assert_allclose(
+        np.linalg.inv(-res.model.hessian(res.params.to_numpy())),
+        cov,
+        rtol=1e-8,
+        atol=1e-12,
+    )
+    np.testing.assert_allclose(res.tvalues, res.params / res.bse)
+    ci = res.conf_int()
+    np.testing.assert_allclose(ci[0], res.params - 1.959963984540054 * res.bse)
+
+
+def test_summary_has_header_and_one_block_per_hyperplane(fitted):
+    _, res = fitted
+    text = str(res.summary())
+    for label in (
+        "Dep. Variable:",
+        "Method:",
+        "EM (Newton M-step)",
+        "Hyperplanes (K):",
+        "gamma:",
+        "No. Observations:",
+        "Df Residuals:",
+        "Df Model:",
+        "converged:",
+        "EM iterations:",
+        "Log-Likelihood:",
+        "LL-Null:",
+        "Pseudo R-squ.:",
+        "LLR p-value:",
+        "AIC:",
+        "BIC:",
+        "Rademacher",
+    ):
+        assert label in text, label
+    for k in (1, 2, 3):
+        assert f"hyperplane h{k}" in text
+    assert text.count("P>|z|") == 3
+    assert "non-regular" in text
+    assert len(res.summary().tables) == 4
+
+
+def test_rademacher_bound_matches_hand_computation(fitted):
+    data, res = fitted
+    bound = res.rademacher_bound(delta=0.1)
+    design = np.column_stack([np.ones(len(data)), data[["x1", "x2"]]])
+    radius = np.linalg.norm(design, axis=1).max()
+    norms = np.linalg.norm(res.hyperplanes.to_numpy(), axis=1)
+    n, k, gamma = len(data), 3, 2.0
+    # the formula as printed, in logs only because the constants are huge
+    log_common = (
+        math.log1p(math.exp(norms.max() * radius))
+        + gamma * (norms.max() + norms.min()) * radius
+    )
+    c1 = log_common + math.log(3 * math.sqrt(k - 1) / math.sqrt(2) + 1)
+    c2 = math.log(3) + log_common
+    complexity = c1 + math.log(norms.sum() * radius / math.sqrt(n))
+    confidence = c2 + 0.5 * math.log(math.log(2 / 0.1) / (2 * n))
+    assert bound.radius == pytest.approx(radius)
+    np.testing.assert_allclose(bound.weight_norms, norms)
+    assert bound.empirical_risk == pytest.approx(-res.llf / n)
+    assert bound.log_c1 == pytest.approx(c1)
+    assert bound.log_c2 == pytest.approx(c2)
+    assert bound.log_complexity == pytest.approx(complexity)
+    assert bound.log_confidence == pytest.approx(confidence)
+    assert bound.log_total == pytest.approx(
+        np.logaddexp.reduce([math.log(-res.llf / n), complexity, confidence])
+    )
+    assert bound.vacuous and bound.nobs == n and bound.k == 3
+
+
+def test_rademacher_bound_small_case_by_hand():
+    """A case small enough to compute in plain floating point."""
+    weights = np.array([[0.1, 0.2], [0.05, -0.1]])
+    exog = np.array([[1.0, 0.5], [1.0, -0.5], [1.0, 0.0], [1.0, 1.0]])
+    bound = ps.rademacher_bound(weights, exog, mean_nll=0.6, gamma=1.0, delta=0.05)
+    w = np.linalg.norm(weights, axis=1)
+    r = math.sqrt(2.0)
+    common = (1 + math.exp(w.max() * r)) * math.exp((w.max() + w.min()) * r)
+    c1 = common * (3 * math.sqrt(1) / math.sqrt(2) + 1)
+    c2 = 3 * common
+    total = 0.6 + c1 * w.sum() * r / 2 + c2 * math.sqrt(math.log(40) / 8)
+    assert bound.c1 == pytest.approx(c1, rel=1e-12)
+    assert bound.c2 == pytest.approx(c2, rel=1e-12)
+    assert bound.total == pytest.approx(total, rel=1e-12)
+    assert bound.vacuous == (total > 1)
+    assert "Rademacher bound" in str(bound)
+
+
+def test_predict_applies_the_formula_to_new_data(fitted):
+    data, res = fitted
+    new = data.iloc[:7].drop(columns="y")
+    prob = res.predict(new)
+    assert isinstance(prob, pd.Series) and list(prob.index) == list(new.index)
+    np.testing.assert_allclose(prob, res.predict()[:7])
+    assert np.all((prob > 0) & (prob < 1))
+    gate = res.predict(new, which="gate")
+    assert gate.shape == (7, 3)
+    np.testing.assert_allclose(np.asarray(gate).sum(axis=1), 1.0)
+    assert res.predict(new, which="expert").shape == (7, 3)
+    decision = res.decision_function(new)
+    np.testing.assert_allclose(
+        decision, np.asarray(res.predict(new, which="linear")).min(axis=1)
+    )
+    with pytest.raises(ValueError, match="which must be one of"):
+        res.predict(new, which="probability")
+
+
+def test_pred_table_counts_classifications(fitted):
+    data, res = fitted
+    table = res.pred_table()
+    predicted = res.predict() > 0.5
+    y = data["y"].to_numpy()
+    assert table[1, 1] == np.sum(predicted & (y == 1))
+    assert table[0, 1] == np.sum(predicted & (y == 0))
+    assert table.sum() == len(data)
+
+
+def test_string_constraints_on_parameter_names(fitted):
+    _, res = fitted
+    test = res.t_test("h1:x1 = h2:x1")
+    params, cov = res.params, res.cov_params()
+    effect = params["h1:x1"] - params["h2:x1"]
+    var = (
+        cov.loc["h1:x1", "h1:x1"]
+        + cov.loc["h2:x1", "h2:x1"]
+        - 2 * cov.loc["h1:x1", "h2:x1"]
+    )
+    assert float(test.effect[0]) == pytest.approx(effect)
+    assert float(test.sd[0, 0]) == pytest.approx(math.sqrt(var))
+    wald = res.wald_test("h1:x1 = h2:x1, h1:x2 = h2:x2", scalar=True)
+    assert wald.df_denom is None or wald.statistic > 0
+
+
+def test_save_load_round_trip(tmp_path, fitted):
+    data, res = fitted
+    path = tmp_path / "plume.pickle"
+    res.save(path)
+    loaded = ps.PolyhedralMixtureLogitResults.load(path)
+    np.testing.assert_array_equal(loaded.params, res.params)
+    np.testing.assert_array_equal(loaded.predict(data), res.predict(data))
+
+
+def test_remove_data_keeps_summary_and_prediction(fitted):
+    data, _ = fitted
+    res = plume("y ~ x1 + x2", data, k=3, gamma=2.0).fit()
+    before = str(res.summary()).splitlines()
+    expected = res.predict(data.iloc[:5])
+    res.remove_data()
+    assert res.model.exog is None
+    after = str(res.summary()).splitlines()
+    # identical but for the time stamp
+    assert [line for line in before if "Time:" not in line] == [
+        line for line in after if "Time:" not in line
+    ]
+    np.testing.assert_allclose(res.predict(data.iloc[:5]), expected)
+    assert pickle.loads(pickle.dumps(res)).llf == res.llf
+
+
+def test_cluster_covariance_needs_groups():
+    data, _ = ps.simulate_polyhedron(400, d=2, k=2, noise=0.1, random_state=5)
+    model = plume("y ~ x1 + x2", data, k=2)
+    with pytest.raises(ValueError, match="groups"):
+        model.fit(cov_type="cluster")
+    res = model.fit(cov_type="cluster", cov_kwds={"groups": np.arange(400) % 20})
+    assert res.cov_type == "cluster" and np.all(np.isfinite(res.bse))
+    assert "cluster" in str(res.summary())
+
+
+def test_array_interface_and_outcome_codings():
+    data, _ = ps.simulate_polyhedron(400, d=2, k=2, noise=0.1, random_state=6)
+    exog = np.column_stack([np.ones(400), data[["x1", "x2"]]])
+    y01 = data["y"].to_numpy()
+    reference = PolyhedralMixtureLogit(y01, exog, k=2).fit()
+    assert reference.model.exog_names == ["const", "x1", "x2"]
+    for coded in (2 * y01 - 1, y01.astype(bool)):
+        res = PolyhedralMixtureLogit(coded, exog, k=2).fit()
+        np.testing.assert_allclose(res.params, reference.params, rtol=1e-10)
+
+
+def test_bad_arguments_name_the_argument():
+    data, _ = ps.simulate_polyhedron(200, d=2, k=2, noise=0.1, random_state=7)
+    with pytest.raises(ValueError, match="k must be an integer >= 1, got 0"):
+        plume("y ~ x1 + x2", data, k=0)
+    with pytest.raises(ValueError, match="gamma must be a finite number > 0"):
+        plume("y ~ x1 + x2", data, gamma=-1)
+    model = plume("y ~ x1 + x2", data, k=2)
+    with pytest.raises(ValueError, match="mstep must be one of"):
+        model.fit(mstep="simplex")
+    with pytest.raises(ValueError, match="cov_type must be one of"):
+        model.fit(cov_type="HC3")
+    with pytest.raises(TypeError, match="unexpected arguments"):
+        model.fit(maxfun=3)
+    with pytest.raises(ValueError, match="start_params must have 6 values"):
+        model.fit(start_params=np.zeros(5))
