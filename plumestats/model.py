@@ -226,7 +226,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         init: str = "kmeans",
         n_init: int = 1,
         random_state=None,
-        em_tol: float = 1e-4,
+        em_tol: float = 1e-3,
         newton_finish: bool = True,
         disp: bool = False,
         callback=None,
@@ -260,7 +260,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         random_state : int, numpy Generator or None
             Seed for the starts. ``None`` uses a fixed seed, so fits are
             reproducible by default.
-        em_tol : float, default 1e-4
+        em_tol : float, default 1e-3
             Relative change of L below which EM hands over to Newton-Raphson on L.
         newton_finish : bool, default True
             Finish with Newton-Raphson on L. With ``False`` this is plain
