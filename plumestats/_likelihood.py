@@ -9,7 +9,7 @@ Notation (one observation; the sums over n are taken by the callers):
   ``l = LSE(u) - LSE(v)`` (``LSE`` is log-sum-exp) and the EM responsibilities are
   ``r = softmax(u)``.
 
-Derivatives with respect to the scores (derived in ``docs/model.rst`` and checked
+Derivatives with respect to the scores (derived in ``docs/model.md`` and checked
 against finite differences in the tests), with ``s_k = y sigmoid(-y a_k)``,
 ``h_k = sigmoid(a_k) sigmoid(-a_k)`` and ``e_k = s_k - gamma``::
 
