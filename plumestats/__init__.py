@@ -8,6 +8,7 @@ logistic experts whose gate reuses the experts' hyperplanes, so that the class c
 from importlib.metadata import PackageNotFoundError, version
 
 from .bounds import RademacherBound
+from .hard import HardPolyhedralLogit
 from .model import PolyhedralMixtureLogit
 from .results import PolyhedralMixtureLogitResults
 
@@ -17,6 +18,7 @@ except PackageNotFoundError:  # running from a source tree without installing
     __version__ = "0+unknown"
 
 __all__ = [
+    "HardPolyhedralLogit",
     "PolyhedralMixtureLogit",
     "PolyhedralMixtureLogitResults",
     "RademacherBound",

@@ -12,42 +12,48 @@ import warnings
 import numpy as np
 from statsmodels.tools.sm_exceptions import HessianInversionWarning
 
-__all__ = ["COV_TYPES", "compute_covariance", "invert_information"]
+__all__ = [
+    "COV_TYPES",
+    "compute_covariance",
+    "invert_information",
+    "warn_singular_information",
+]
 
 
-def invert_information(information: np.ndarray) -> np.ndarray:
-    """Inverse of the observed information, or NaNs with a warning when it is not
+def invert_information(information: np.ndarray) -> tuple[np.ndarray, str | None]:
+    """Inverse of the observed information, or NaNs and the reason when it is not
     positive definite (no interior maximum: standard errors would mean nothing).
 
     The matrix is equilibrated (scaled to unit diagonal) before the Cholesky
     factorisation, which is exact and keeps badly scaled designs well conditioned.
     """
+    n = information.shape[0]
+    nan = np.full((n, n), np.nan)
     diag = np.diag(information)
     if not np.all(np.isfinite(information)) or np.any(diag <= 0):
-        return _nan_cov(information.shape[0], "it has non-positive diagonal entries")
+        return nan, "it has non-positive diagonal entries"
     scale = 1.0 / np.sqrt(diag)
     scaled = information * scale[:, None] * scale[None, :]
     try:
         chol = np.linalg.cholesky(scaled)
     except np.linalg.LinAlgError:
-        return _nan_cov(information.shape[0], "it is not positive definite")
+        return nan, "it is not positive definite"
     if np.min(np.abs(np.diag(chol))) ** 2 < 1e3 * np.finfo(float).eps:
-        return _nan_cov(information.shape[0], "it is numerically singular")
+        return nan, "it is numerically singular"
     inv_chol = np.linalg.inv(chol)
     inverse = inv_chol.T @ inv_chol
-    return inverse * scale[:, None] * scale[None, :]
+    return inverse * scale[:, None] * scale[None, :], None
 
 
-def _nan_cov(n: int, why: str) -> np.ndarray:
+def warn_singular_information(why: str, stacklevel: int) -> None:
     warnings.warn(
         f"The observed information matrix cannot be inverted: {why}. The optimum "
         "is not a regular interior maximum (separation, a collapsed or redundant "
         "expert, or too large a K), so standard errors are reported as NaN. Try a "
-        "smaller k, or an L2 penalty.",
+        "smaller k, or an L2 penalty (alpha).",
         HessianInversionWarning,
-        stacklevel=4,
+        stacklevel=stacklevel + 1,
     )
-    return np.full((n, n), np.nan)
 
 
 def _nonrobust(cov, scores, cov_kwds):

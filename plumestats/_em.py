@@ -29,7 +29,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import linalg
 
-from ._likelihood import Terms, compute_terms, gram_blocks, linear_scores, q_value
+from ._likelihood import (
+    Terms,
+    compute_hard_terms,
+    compute_terms,
+    gram_blocks,
+    linear_scores,
+    q_value,
+)
 
 __all__ = ["EMOptions", "EMTrace", "Problem", "run_em"]
 
@@ -73,7 +80,9 @@ class EMTrace:
 class Problem:
     """One PLUME fitting problem: design, outcome, K, gamma and a ridge penalty.
 
-    The objective is ``L(theta) - 0.5 * sum(ridge * theta**2)``.
+    The objective is ``L(theta) - 0.5 * sum(ridge * theta**2)``. With
+    ``hard=True`` it is the hard-gating model (SPLA1), whose alternating surrogate
+    is not a minorizer of L; its M-steps are therefore line-searched on L itself.
     """
 
     def __init__(
@@ -83,18 +92,21 @@ class Problem:
         k: int,
         gamma: float,
         ridge: np.ndarray | None = None,
+        hard: bool = False,
     ):
         self.exog = exog
         self.y_pm = y_pm
         self.k = k
-        self.gamma = gamma
+        self.gamma = 1.0 if hard else gamma
+        self.hard = hard
         n_params = k * exog.shape[1]
         self.ridge = np.zeros(n_params) if ridge is None else np.asarray(ridge, float)
 
     def terms(self, params: np.ndarray) -> Terms:
-        return compute_terms(
-            linear_scores(params, self.exog, self.k), self.y_pm, self.gamma
-        )
+        scores = linear_scores(params, self.exog, self.k)
+        if self.hard:
+            return compute_hard_terms(scores, self.y_pm)
+        return compute_terms(scores, self.y_pm, self.gamma)
 
     def penalty(self, params: np.ndarray) -> float:
         return 0.5 * float(np.sum(self.ridge * params**2))
@@ -148,6 +160,19 @@ def _damped_solve(neg_hess: np.ndarray, grad: np.ndarray, damping: float):
     raise np.linalg.LinAlgError("no damping made the Newton system positive definite")
 
 
+def _armijo(evaluate, params, direction, slope, value0, step=1.0):
+    """Backtracking (halving) until ``f(x + t d) >= f(x) + c t slope``.
+
+    Returns ``(t, new_params, new_state)`` or ``None``."""
+    for _ in range(_MAX_HALVINGS):
+        trial = params + step * direction
+        value, state = evaluate(trial)
+        if value >= value0 + _ARMIJO * step * slope:
+            return step, trial, state
+        step *= 0.5
+    return None
+
+
 def _ascent_step(evaluate, params, grad, neg_hess, value0, first=None):
     """Damped Newton step with Armijo backtracking, escalating the damping when
     the line search fails.
@@ -165,24 +190,105 @@ def _ascent_step(evaluate, params, grad, neg_hess, value0, first=None):
         slope = float(grad @ direction)
         if not slope > 0:
             return None
-        step = 1.0
-        for _ in range(_MAX_HALVINGS):
-            trial = params + step * direction
-            value, state = evaluate(trial)
-            if value >= value0 + _ARMIJO * step * slope:
-                return trial, state, (undamped and step == 1.0), direction
-            step *= 0.5
+        found = _armijo(evaluate, params, direction, slope, value0)
+        if found is not None:
+            step, trial, state = found
+            return trial, state, (undamped and step == 1.0), direction
         damping = max(100.0 * lam, 1e-6 * ref)
     return None
 
 
-def run_em(problem: Problem, start: np.ndarray, options: EMOptions) -> EMTrace:
+class NewtonMStep:
+    """One damped Newton step on Q (exact Hessian of the surrogate)."""
+
+    name = "newton"
+
+    def __call__(self, problem, evaluate, params, terms, grad, value0):
+        neg_q_hess = problem.neg_q_hessian(terms, terms.resp)
+        return _ascent_step(evaluate, params, grad, neg_q_hess, value0)
+
+
+class GradientMStep:
+    """Gradient ascent on Q with Armijo backtracking; the trial step length adapts
+    (doubles after a success, starts from the last accepted one)."""
+
+    name = "gradient"
+
+    def __init__(self):
+        self.step = None
+
+    def __call__(self, problem, evaluate, params, terms, grad, value0):
+        slope = float(grad @ grad)
+        if not slope > 0:
+            return None
+        if self.step is None:
+            self.step = 1.0 / max(1.0, float(np.max(np.abs(grad))))
+        found = _armijo(evaluate, params, grad, slope, value0, 2.0 * self.step)
+        if found is None:
+            self.step *= 2.0**-_MAX_HALVINGS
+            return None
+        self.step, trial, state = found
+        return trial, state, False, self.step * grad
+
+
+class BFGSMStep:
+    """Quasi-Newton ascent on Q: a BFGS approximation of the inverse of minus the
+    Hessian, updated from successive gradients (the gradient of Q at its base
+    point is the gradient of L), with Armijo backtracking. No Hessian is formed."""
+
+    name = "bfgs"
+
+    def __init__(self):
+        self.inverse = None
+        self.last = None
+
+    def __call__(self, problem, evaluate, params, terms, grad, value0):
+        n = params.size
+        if self.last is not None:
+            change = params - self.last[0]
+            # for the minimisation of -L the gradient change is g_old - g_new
+            curvature_pair = self.last[1] - grad
+            sy = float(change @ curvature_pair)
+            if sy > 1e-12 * np.linalg.norm(change) * np.linalg.norm(curvature_pair):
+                if self.inverse is None:
+                    self.inverse = (
+                        np.eye(n) * sy / float(curvature_pair @ curvature_pair)
+                    )
+                rho = 1.0 / sy
+                left = np.eye(n) - rho * np.outer(change, curvature_pair)
+                self.inverse = left @ self.inverse @ left.T + rho * np.outer(
+                    change, change
+                )
+        if self.inverse is None:
+            direction = grad / max(1.0, float(np.max(np.abs(grad))))
+        else:
+            direction = self.inverse @ grad
+        slope = float(grad @ direction)
+        if not slope > 0:
+            self.inverse, direction = None, grad / max(1.0, np.max(np.abs(grad)))
+            slope = float(grad @ direction)
+        found = _armijo(evaluate, params, direction, slope, value0)
+        if found is None:
+            self.inverse = None
+            return None
+        self.last = (params, grad)
+        step, trial, state = found
+        return trial, state, False, step * direction
+
+
+MSTEPS = {"newton": NewtonMStep, "gradient": GradientMStep, "bfgs": BFGSMStep}
+
+
+def run_em(
+    problem: Problem, start: np.ndarray, options: EMOptions, mstep: str = "newton"
+) -> EMTrace:
     """Maximise the (penalised) PLUME log-likelihood from ``start``."""
     params = np.asarray(start, dtype=float).copy()
     terms = problem.terms(params)
     value = problem.objective(params, terms)
     if not np.isfinite(value):
         raise FloatingPointError("the log-likelihood is not finite at the start values")
+    solver = MSTEPS[mstep]()
     history = [value]
     steps: list[str] = []
     newton_phase = False
@@ -221,16 +327,18 @@ def run_em(problem: Problem, start: np.ndarray, options: EMOptions) -> EMTrace:
             kind = "newton"
         if outcome is None:
             kind = "em"
-            resp = terms.resp
+            if problem.hard:
+                # the alternating surrogate is no minorizer: search on L itself
+                evaluate, base = eval_objective, value
+            else:
+                resp = terms.resp
 
-            def eval_surrogate(trial, resp=resp):
-                trial_terms = problem.terms(trial)
-                return problem.surrogate(trial, trial_terms, resp), trial_terms
+                def evaluate(trial, resp=resp):
+                    trial_terms = problem.terms(trial)
+                    return problem.surrogate(trial, trial_terms, resp), trial_terms
 
-            q0 = problem.surrogate(params, terms, resp)
-            outcome = _ascent_step(
-                eval_surrogate, params, grad, problem.neg_q_hessian(terms, resp), q0
-            )
+                base = problem.surrogate(params, terms, resp)
+            outcome = solver(problem, evaluate, params, terms, grad, base)
         if outcome is None:
             converged = _small_gradient(grad, problem, options)
             message = (

@@ -35,6 +35,7 @@ from scipy.special import expit, log_expit, logsumexp
 
 __all__ = [
     "Terms",
+    "compute_hard_terms",
     "compute_terms",
     "gram_blocks",
     "linear_scores",
@@ -149,6 +150,32 @@ def compute_terms(scores: np.ndarray, y_pm: np.ndarray, gamma: float) -> Terms:
     )
 
 
+def compute_hard_terms(scores: np.ndarray, y_pm: np.ndarray) -> Terms:
+    """Terms of the hard-gating model (SPLA1), ``P(y | x) = sigmoid(y min_k a_k)``.
+
+    The limit of PLUME as gamma grows: the gate and the responsibilities are both
+    the indicator of the arg-min hyperplane, so every formula of :class:`Terms`
+    applies unchanged (with ``r = g`` the gamma terms cancel; the Hessian weight is
+    ``-h`` on the active hyperplane and zero elsewhere). The log-likelihood is not
+    differentiable where two scores tie, a set of measure zero.
+    """
+    n_hyper = scores.shape[1]
+    owner = np.argmin(scores, axis=1)
+    onehot = owner[:, None] == np.arange(n_hyper)[None, :]
+    signed = y_pm[:, None] * scores
+    log_expert = log_expit(signed)
+    indicator = onehot.astype(float)
+    return Terms(
+        loglikeobs=log_expert[np.arange(scores.shape[0]), owner],
+        resp=indicator,
+        gate=indicator,
+        slope=y_pm[:, None] * expit(-signed),
+        curvature=expit(scores) * expit(-scores),
+        log_gate=np.where(onehot, 0.0, -np.inf),
+        log_expert=log_expert,
+    )
+
+
 def q_value(terms: Terms, resp: np.ndarray) -> float:
     """EM surrogate ``Q = sum_nk pi_nk [log g_nk + log sigmoid(y_n a_nk)]``.
 
@@ -176,10 +203,11 @@ def gram_blocks(exog: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return out
 
 
-def predict_mean(scores: np.ndarray, gamma: float) -> np.ndarray:
-    """``P(y = 1 | x) = sum_k g_k sigmoid(a_k)``, computed in log space."""
+def predict_mean(scores: np.ndarray, gamma: float, sign: float = 1.0) -> np.ndarray:
+    """``sum_k g_k sigmoid(sign * a_k)``: P(inside | x) for ``sign=1``, P(outside)
+    for ``sign=-1`` (computed directly, not as one minus, to keep small tails)."""
     gate_logits = _shifted_gate_logits(scores, gamma)
-    log_p = logsumexp(gate_logits + log_expit(scores), axis=1) - logsumexp(
+    log_p = logsumexp(gate_logits + log_expit(sign * scores), axis=1) - logsumexp(
         gate_logits, axis=1
     )
-    return np.exp(log_p)
+    return np.minimum(np.exp(log_p), 1.0)

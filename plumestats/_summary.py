@@ -10,14 +10,23 @@ from .bounds import _fmt
 __all__ = ["build_summary"]
 
 
+def _inside_label(results) -> str:
+    code = results.model._inside_code
+    labels = [
+        str(level) for level, value in results.outcome_mapping.items() if value == code
+    ]
+    return labels[0] if labels else str(code)
+
+
 def _outcome_note(results) -> str:
-    mapping = results.outcome_mapping
-    inside = [str(level) for level, code in mapping.items() if code == 1]
-    coded = "" if inside == ["1"] else f" ({', '.join(inside)})"
+    code = results.model._inside_code
+    label = _inside_label(results)
+    coded = "" if label == str(code) else f" ({label})"
+    prediction = "" if code == 1 else " predict() still gives P(y = 1 | x)."
     return (
-        f"Outcome coded 1{coded} is the inside of the polyhedron "
+        f"Outcome coded {code}{coded} is the inside of the polyhedron "
         "{x : min_k h_k'x >= 0}. Hyperplanes are ordered by decreasing share of "
-        "the sample that their gate owns."
+        f"the sample that their gate owns.{prediction}"
     )
 
 
@@ -25,19 +34,26 @@ def build_summary(results, yname=None, xname=None, title=None, alpha=0.05) -> Su
     """Header table, one coefficient block per hyperplane, and footnotes."""
     settings = results.mle_settings
     retvals = results.mle_retvals
-    bound = results.rademacher_bound(0.05)
-    method = f"EM ({settings['mstep'].capitalize()} M-step)"
-    iterations = f"{retvals['n_em_steps']} + {retvals['n_newton_steps']} NR"
+    hard = settings["gating"] == "hard"
+    bound = None if hard else results.rademacher_bound(0.05)
+    if settings["method"] == "em":
+        method = f"EM ({settings['mstep'].capitalize()} M-step)"
+        iterations = f"{retvals['n_em_steps']} + {retvals['n_newton_steps']} NR"
+    else:
+        method = f"MLE ({settings['method']})"
+        iterations = str(retvals["iterations"])
+    penalty = f"{settings['alpha']:g}" if settings["alpha"] > 0 else "none"
     top_left = [
         ("Dep. Variable:", None),
-        ("Model:", ["PolyhedralMixtureLogit"]),
+        ("Model:", [type(results.model).__name__]),
         ("Method:", [method]),
         ("Date:", None),
         ("Time:", None),
         ("Hyperplanes (K):", [str(results.k)]),
-        ("gamma:", [f"{results.gamma:g}"]),
+        ("gamma:", ["inf (hard gate)" if hard else f"{results.gamma:g}"]),
+        ("L2 penalty:", [penalty]),
         ("converged:", [str(results.converged)]),
-        ("EM iterations:", [iterations]),
+        ("Iterations:", [iterations]),
         ("Covariance Type:", [results.cov_type]),
     ]
     top_right = [
@@ -50,10 +66,11 @@ def build_summary(results, yname=None, xname=None, title=None, alpha=0.05) -> Su
         ("LLR p-value:", [f"{results.llr_pvalue:#6.4g}"]),
         ("AIC:", [f"{results.aic:#8.5g}"]),
         ("BIC:", [f"{results.bic:#8.5g}"]),
-        ("Rademacher bnd:", [_fmt(bound.log_total)]),
+        ("Rademacher bnd:", ["n/a" if hard else _fmt(bound.log_total)]),
+        ("Inside class:", [_inside_label(results)]),
     ]
     if title is None:
-        title = "PolyhedralMixtureLogit Regression Results"
+        title = f"{type(results.model).__name__} Regression Results"
     smry = Summary()
     exog_names = list(xname) if xname is not None else list(results.model.exog_names)
     smry.add_table_2cols(
@@ -100,11 +117,23 @@ def build_summary(results, yname=None, xname=None, title=None, alpha=0.05) -> Su
             "for K > 1 (the experts are not identified under the null); treat it as "
             "indicative only."
         )
-    verdict = "vacuous (> 1)" if bound.vacuous else "non-vacuous"
-    notes.append(
-        f"Rademacher bound on the misclassification risk at delta=0.05: "
-        f"{_fmt(bound.log_total)}, {verdict}; see results.rademacher_bound()."
-    )
+    if bound is not None:
+        verdict = "vacuous (> 1)" if bound.vacuous else "non-vacuous"
+        notes.append(
+            f"Rademacher bound on the misclassification risk at delta=0.05: "
+            f"{_fmt(bound.log_total)}, {verdict}; see results.rademacher_bound()."
+        )
+    if settings["alpha"] > 0:
+        notes.append(
+            f"L2-penalised fit: EM maximised L/N - alpha/2 * sum of squared slopes "
+            f"on standardised features, alpha = {settings['alpha']:g}; standard "
+            "errors use the penalised information."
+        )
+    if retvals.get("separation"):
+        notes.append(
+            "Perfect or quasi-perfect separation: the likelihood has no finite "
+            "maximum, the estimates are not identified; refit with alpha > 0."
+        )
     if not results.converged:
         notes.append(f"EM did not converge: {retvals['message']}.")
     if not np.all(np.isfinite(bse)):

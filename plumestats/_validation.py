@@ -12,6 +12,7 @@ __all__ = [
     "check_int",
     "check_positive_float",
     "encode_outcome",
+    "resolve_inside",
 ]
 
 
@@ -85,3 +86,30 @@ def encode_outcome(endog: np.ndarray) -> tuple[np.ndarray, dict]:
         f"endog must be coded 0/1, -1/+1 or boolean; found levels {levels[0]:g} and "
         f"{levels[1]:g}. Recode it, e.g. (y == {levels[1]:g}).astype(int)"
     )
+
+
+def resolve_inside(inside, mapping: dict) -> int:
+    """The 0/1 code of the class that forms the polyhedron.
+
+    ``inside`` may be an original label of the outcome (a key of ``mapping``) or a
+    code, 0 or 1.
+    """
+    for label, code in mapping.items():
+        if _same_label(inside, label):
+            return int(code)
+    if not isinstance(inside, bool) and inside in (0, 1):
+        return int(inside)
+    labels = ", ".join(repr(label) for label in mapping)
+    raise ValueError(
+        f"inside must be one of the outcome's labels ({labels}) or a code 0/1; "
+        f"got {inside!r}"
+    )
+
+
+def _same_label(a, b) -> bool:
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False

@@ -2,15 +2,18 @@
 
 from .bounds import RademacherBound, rademacher_bound
 from .datasets import simulate_polyhedron
-from .formula.api import plume
+from .formula.api import plume, spla1
+from .hard import HardPolyhedralLogit
 from .model import PolyhedralMixtureLogit
 from .results import PolyhedralMixtureLogitResults
 
 __all__ = [
+    "HardPolyhedralLogit",
     "PolyhedralMixtureLogit",
     "PolyhedralMixtureLogitResults",
     "RademacherBound",
     "plume",
     "rademacher_bound",
     "simulate_polyhedron",
+    "spla1",
 ]

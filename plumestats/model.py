@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from scipy.special import expit, softmax
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
-from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
-from ._em import EMOptions, Problem, run_em
-from ._likelihood import compute_terms, gram_blocks, linear_scores, predict_mean
+from . import _fitting
+from ._em import MSTEPS, EMOptions
+from ._likelihood import (
+    compute_hard_terms,
+    compute_terms,
+    gram_blocks,
+    linear_scores,
+    predict_mean,
+)
 from ._scaling import DesignScaling
 from ._start import INIT_METHODS, make_start
 from ._validation import (
@@ -18,25 +22,14 @@ from ._validation import (
     check_int,
     check_positive_float,
     encode_outcome,
+    resolve_inside,
 )
 
 __all__ = ["PolyhedralMixtureLogit"]
 
 PREDICT_WHICH = ("mean", "decision", "gate", "expert", "linear")
-FIT_METHODS = ("em",)
-MSTEPS = ("newton",)
-
-# Without a seed, fits are still reproducible: a statistician expects the same data
-# to give the same table. Pass random_state to vary the restarts.
-_DEFAULT_SEED = 0
-
-
-def _as_rng(random_state) -> np.random.Generator:
-    if random_state is None:
-        return np.random.default_rng(_DEFAULT_SEED)
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    return np.random.default_rng(random_state)
+DIRECT_METHODS = ("newton", "bfgs", "lbfgs", "ncg", "cg", "nm", "powell")
+FIT_METHODS = ("em", *DIRECT_METHODS)
 
 
 class PolyhedralMixtureLogit(GenericLikelihoodModel):
@@ -67,6 +60,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         Sharpness of the gate, fixed (not estimated).
     missing : {"none", "drop", "raise"}
         statsmodels' handling of missing values.
+    inside : int or label, default 1
+        Which outcome forms the polyhedron: the code (1 or 0) or the original
+        label. For some data the class coded 0 is the convex one; with
+        ``inside=0`` the hyperplanes bound class 0, and ``predict`` still returns
+        P(y = 1 | x).
 
     Notes
     -----
@@ -82,8 +80,17 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     (9,)
     """
 
+    _hard = False
+
     def __init__(
-        self, endog, exog, k: int = 2, gamma: float = 1.0, missing="none", **kwargs
+        self,
+        endog,
+        exog,
+        k: int = 2,
+        gamma: float = 1.0,
+        missing: str = "none",
+        inside=1,
+        **kwargs,
     ):
         k = check_int(k, "k")
         gamma = check_positive_float(gamma, "gamma")
@@ -100,7 +107,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         y01, mapping = encode_outcome(self.endog)
         self.endog = y01
         self.outcome_mapping = mapping
-        self._y_pm = 2.0 * y01 - 1.0
+        self.inside = inside
+        self._inside_code = resolve_inside(inside, mapping)
+        # +1 for the class inside the polyhedron, -1 outside
+        sign = 1.0 if self._inside_code == 1 else -1.0
+        self._y_inside = sign * (2.0 * y01 - 1.0)
         self.nobs = self.exog.shape[0]
         self.k_vars = self.exog.shape[1]
         self.nparams = self.k * self.k_vars
@@ -110,18 +121,30 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         self.data.param_names = [
             f"h{i + 1}:{name}" for i in range(self.k) for name in self.exog_names
         ]
-        self._init_keys.extend(["k", "gamma"])
-        self._data_attr.append("_y_pm")
+        self._init_keys.extend(["k", "gamma", "inside"])
+        self._data_attr.append("_y_inside")
 
     def initialize(self):
         # GenericLikelihoodModel.initialize computes a matrix rank of exog only to
         # guess df_model; the counts are set exactly in __init__ instead.
         LikelihoodModel.initialize(self)
 
+    @property
+    def _weights_gamma(self) -> float:
+        # with hard gating r = g, so the gamma terms cancel for any finite value
+        return 1.0 if self._hard else self.gamma
+
+    @property
+    def gating(self) -> str:
+        """``"soft"`` (PLUME) or ``"hard"`` (SPLA1)."""
+        return "hard" if self._hard else "soft"
+
     # ------------------------------------------------------------------ maths
     def _terms(self, params):
         scores = linear_scores(np.asarray(params, float), self.exog, self.k)
-        return compute_terms(scores, self._y_pm, self.gamma)
+        if self._hard:
+            return compute_hard_terms(scores, self._y_inside)
+        return compute_terms(scores, self._y_inside, self.gamma)
 
     def loglikeobs(self, params):
         r"""Observation log-likelihoods
@@ -139,12 +162,12 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         g_{nk})]\, x_n`, with responsibilities :math:`r`, gate :math:`g` and
         :math:`s_{nk} = y_n \sigma(-y_n w_k' x_n)`.
         """
-        weights = self._terms(params).score_weights(self.gamma)
+        weights = self._terms(params).score_weights(self._weights_gamma)
         return (weights[:, :, None] * self.exog[:, None, :]).reshape(self.nobs, -1)
 
     def score(self, params):
         """Gradient of the log-likelihood, ``(K p,)``."""
-        weights = self._terms(params).score_weights(self.gamma)
+        weights = self._terms(params).score_weights(self._weights_gamma)
         return (weights.T @ self.exog).ravel()
 
     def hessian(self, params):
@@ -156,7 +179,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         :math:`h_k = \sigma(a_k)\sigma(-a_k)` (observation index dropped).
         """
         terms = self._terms(params)
-        return gram_blocks(self.exog, terms.hessian_weights(self.gamma))
+        return gram_blocks(self.exog, terms.hessian_weights(self._weights_gamma))
 
     def information(self, params):
         """Observed information, minus the Hessian."""
@@ -188,16 +211,23 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 f"({', '.join(self.exog_names)})"
             )
         scores = linear_scores(np.asarray(params, float), exog, self.k)
+        # P(y = 1) is P(inside) when class 1 is inside, P(outside) otherwise
+        sign = 1.0 if self._inside_code == 1 else -1.0
         if which == "mean":
-            return predict_mean(scores, self.gamma)
+            if self._hard:
+                return expit(sign * scores.min(axis=1))
+            return predict_mean(scores, self.gamma, sign)
         if which == "decision":
             return scores.min(axis=1)
         if which == "gate":
-            return softmax(
-                -self.gamma * (scores - scores.min(axis=1, keepdims=True)), axis=1
-            )
+            if self._hard:
+                owner = scores.argmin(axis=1)
+                return (owner[:, None] == np.arange(self.k)).astype(float)
+            shifted = scores - scores.min(axis=1, keepdims=True)
+            with np.errstate(over="ignore"):
+                return softmax(-self.gamma * shifted, axis=1)
         if which == "expert":
-            return expit(scores)
+            return expit(sign * scores)
         return scores
 
     # ------------------------------------------------------------- estimation
@@ -208,10 +238,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         internal = make_start(
             "kmeans",
             scaling.transform_exog(self.exog),
-            self._y_pm,
+            self._y_inside,
             self.k,
             scaling.intercept_index,
-            _as_rng(None),
+            _fitting.as_rng(None),
         )
         return scaling.to_user(internal.reshape(self.k, -1)).ravel()
 
@@ -226,6 +256,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         init: str = "kmeans",
         n_init: int = 1,
         random_state=None,
+        alpha: float = 0.0,
         em_tol: float = 1e-3,
         newton_finish: bool = True,
         disp: bool = False,
@@ -241,25 +272,35 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         start_params : array_like, optional
             Start values in the user's units (hyperplane-major). Overrides ``init``
             and ``n_init``.
-        method : {"em"}
-            Estimation method.
+        method : {"em", "newton", "bfgs", "lbfgs", "ncg", "cg", "nm", "powell"}
+            ``"em"`` (default) runs the EM engine. The others run statsmodels' own
+            optimiser of that name directly on the observed log-likelihood, with
+            the analytic score and Hessian, from the ``init`` start (no penalty).
         maxiter : int, default 500
             Maximum number of iterations (EM and Newton steps together).
         tol : float, default 1e-8
             Convergence: a full Newton step on L, at a point where minus the
             Hessian is positive definite, whose largest component (standardised
             coordinates) is below ``tol``. A small change in L alone never counts.
-        mstep : {"newton"}
-            M-step solver.
+        mstep : {"newton", "gradient", "bfgs"}
+            M-step solver on the EM surrogate Q: a Levenberg-Marquardt damped
+            Newton step, gradient ascent, or a BFGS quasi-Newton step; each with
+            Armijo backtracking, so each EM iteration raises L.
         init : {"kmeans", "logit", "random"}
-            Start values when ``start_params`` is not given; see
-            :func:`plumestats._start.make_start`.
+            Start values when ``start_params`` is not given: spherical k-means of
+            the outside class (one cluster per face), a perturbed logistic fit, or
+            standard normal weights on the standardised features.
         n_init : int, default 1
-            Number of EM runs from different starts; the best L is kept and every
-            run's final L is recorded in ``mle_retvals["restarts_llf"]``.
+            Number of EM runs from different starts; the best objective is kept
+            and every run's final value is in ``mle_retvals["restarts_llf"]``.
         random_state : int, numpy Generator or None
             Seed for the starts. ``None`` uses a fixed seed, so fits are
             reproducible by default.
+        alpha : float, default 0
+            L2 penalty on the slopes (not the intercepts) of the standardised
+            features, per observation as in statsmodels: EM maximises
+            ``L / N - alpha/2 * sum_k ||b_k||^2``. Gives finite estimates on
+            separable data; the penalty is reported in the summary.
         em_tol : float, default 1e-3
             Relative change of L below which EM hands over to Newton-Raphson on L.
         newton_finish : bool, default True
@@ -268,12 +309,15 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         disp : bool, default False
             Print one line per iteration and a final message.
         callback : callable, optional
-            Called as ``callback(iteration, llf, step_kind)`` after each iteration.
+            Called as ``callback(iteration, objective, step_kind)`` after each EM
+            iteration (``callback(params)`` for statsmodels' optimisers).
         cov_type : {"nonrobust", "HC0", "cluster"}
             Covariance of the parameters: observed information, its HC0 sandwich,
             or the cluster-robust sandwich (``cov_kwds={"groups": labels}``).
         cov_kwds : dict, optional
             Options of the covariance type.
+        **kwargs
+            Only with a statsmodels optimiser: passed on to it (e.g. ``gtol``).
 
         Returns
         -------
@@ -286,92 +330,112 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         estimation sample that their gate owns (mean gate probability), so the
         same data gives the same table whatever the start.
         """
-        from .results import PolyhedralMixtureLogitResults, make_results
-
-        if kwargs:
-            raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
         check_choice(method, "method", FIT_METHODS)
-        check_choice(mstep, "mstep", MSTEPS)
+        check_choice(mstep, "mstep", tuple(MSTEPS))
         check_choice(init, "init", INIT_METHODS)
         check_choice(cov_type, "cov_type", ("nonrobust", "HC0", "cluster"))
-        options = EMOptions(
-            maxiter=check_int(maxiter, "maxiter"),
-            tol=check_positive_float(tol, "tol"),
-            em_tol=check_positive_float(em_tol, "em_tol"),
-            newton_finish=bool(newton_finish),
-            callback=_printer(callback) if disp else callback,
-        )
+        alpha = check_positive_float(alpha, "alpha", allow_zero=True)
+        maxiter = check_int(maxiter, "maxiter")
         n_init = check_int(n_init, "n_init")
-
-        scaling = DesignScaling.from_exog(self.exog)
-        problem = Problem(
-            scaling.transform_exog(self.exog), self._y_pm, self.k, self.gamma
-        )
-        if start_params is not None:
-            start = np.asarray(start_params, dtype=float)
-            if start.shape != (self.nparams,):
-                raise ValueError(
-                    f"start_params must have {self.nparams} values (k * exog "
-                    f"columns), got shape {start.shape}"
-                )
-            starts = [scaling.to_internal(start.reshape(self.k, -1)).ravel()]
+        if method == "em":
+            if kwargs:
+                raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
+            options = EMOptions(
+                maxiter=maxiter,
+                tol=check_positive_float(tol, "tol"),
+                em_tol=check_positive_float(em_tol, "em_tol"),
+                newton_finish=bool(newton_finish),
+                callback=_fitting.printer(callback) if disp else callback,
+            )
+            problem, scaling, internal, retvals, n_runs = _fitting.fit_em(
+                self,
+                start_params=start_params,
+                options=options,
+                mstep=mstep,
+                init=init,
+                n_init=n_init,
+                random_state=random_state,
+                alpha=alpha,
+            )
+            optimizer = f"EM ({mstep} M-step)"
         else:
-            rng = _as_rng(random_state)
-            starts = [
-                make_start(
-                    init, problem.exog, self._y_pm, self.k, scaling.intercept_index, rng
+            if alpha > 0:
+                raise ValueError(
+                    "alpha > 0 needs method='em'; statsmodels' optimisers run on "
+                    "the unpenalised log-likelihood"
                 )
-                for _ in range(n_init)
-            ]
-        traces = [run_em(problem, start, options) for start in starts]
-        best = max(traces, key=lambda trace: trace.objective)
-        internal = _canonical_order(problem, best.params)
+            problem, scaling, internal, retvals = _fitting.fit_direct(
+                self,
+                method=method,
+                start_params=start_params,
+                maxiter=maxiter,
+                disp=disp,
+                callback=callback,
+                init=init,
+                random_state=random_state,
+                optimizer_kwargs=kwargs,
+            )
+            optimizer, n_runs = f"statsmodels {method}", 1
+        return self._make_results(
+            problem,
+            scaling,
+            internal,
+            retvals,
+            settings={
+                "optimizer": optimizer,
+                "method": method,
+                "mstep": mstep if method == "em" else None,
+                "init": "start_params" if start_params is not None else init,
+                "n_init": n_runs,
+                "alpha": alpha,
+                "gating": self.gating,
+                "maxiter": maxiter,
+                "tol": tol,
+                "em_tol": em_tol,
+                "newton_finish": bool(newton_finish),
+            },
+            cov_type=cov_type,
+            cov_kwds=cov_kwds or {},
+            disp=disp,
+        )
+
+    def fit_regularized(self, alpha: float = 0.01, method: str = "l2", **kwargs):
+        """L2-penalised fit, ``fit(alpha=alpha, ...)`` (statsmodels' name).
+
+        Parameters
+        ----------
+        alpha : float
+            Penalty weight per observation on the standardised slopes.
+        method : {"l2"}
+            Only the L2 (ridge) penalty is available.
+        **kwargs
+            Passed on to :meth:`fit`.
+        """
+        check_choice(method, "method", ("l2",))
+        return self.fit(alpha=alpha, **kwargs)
+
+    def _make_results(
+        self, problem, scaling, internal, retvals, settings, cov_type, cov_kwds, disp
+    ):
+        from .results import PolyhedralMixtureLogitResults, make_results
+
+        internal = _fitting.canonical_order(problem, internal)
         neg_hess_internal = problem.neg_hessian(problem.terms(internal))
         params = scaling.to_user(internal.reshape(self.k, -1)).ravel()
-
-        if not best.converged:
-            warnings.warn(
-                f"EM did not converge: {best.message} after {best.n_iter} "
-                f"iterations (largest |score| {best.max_abs_score:.3g}). Increase "
-                "maxiter; if the weights keep growing the classes are (nearly) "
-                "separable and the maximum is at infinity.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
         if disp:
             status = (
                 "Optimization terminated successfully."
-                if best.converged
-                else "Warning: EM did not converge."
+                if retvals["converged"]
+                else "Warning: the fit did not converge."
             )
+            value = -self.loglike(params) / self.nobs
             print(
                 f"{status}\n"
-                f"         Current function value: {-best.objective / self.nobs:.6f}\n"
-                f"         Iterations: {best.n_iter} ({best.n_em} EM, "
-                f"{best.n_newton} Newton)"
+                f"         Current function value: {value:.6f}\n"
+                f"         Iterations: {retvals['iterations']} "
+                f"({retvals['n_em_steps']} EM, {retvals['n_newton_steps']} Newton)"
             )
-        retvals = {
-            "converged": best.converged,
-            "iterations": best.n_iter,
-            "message": best.message,
-            "llf_history": np.asarray(best.llf_history),
-            "steps": list(best.steps),
-            "n_em_steps": best.n_em,
-            "n_newton_steps": best.n_newton,
-            "max_abs_score": best.max_abs_score,
-            "restarts_llf": np.array([trace.objective for trace in traces]),
-        }
-        settings = {
-            "optimizer": "em",
-            "mstep": mstep,
-            "init": "start_params" if start_params is not None else init,
-            "n_init": len(starts),
-            "maxiter": options.maxiter,
-            "tol": options.tol,
-            "em_tol": options.em_tol,
-            "newton_finish": options.newton_finish,
-        }
-        results = make_results(
+        return make_results(
             PolyhedralMixtureLogitResults,
             self,
             params,
@@ -380,23 +444,5 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             retvals=retvals,
             settings=settings,
             cov_type=cov_type,
-            cov_kwds=cov_kwds or {},
+            cov_kwds=cov_kwds,
         )
-        return results
-
-
-def _canonical_order(problem: Problem, internal: np.ndarray) -> np.ndarray:
-    """Reorder the experts by decreasing mean gate probability (ties: by weights)."""
-    weights = internal.reshape(problem.k, -1)
-    share = problem.terms(internal).gate.mean(axis=0)
-    order = np.lexsort((*weights.T[::-1], -share))
-    return weights[order].ravel()
-
-
-def _printer(user_callback):
-    def report(iteration, value, kind):
-        print(f"iter {iteration:4d}  {kind:<6s}  llf = {value:.10g}")
-        if user_callback is not None:
-            user_callback(iteration, value, kind)
-
-    return report

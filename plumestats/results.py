@@ -14,7 +14,12 @@ from statsmodels.base.model import (
 )
 
 from ._compat import cache_readonly
-from ._covariance import compute_covariance, invert_information
+from ._covariance import (
+    compute_covariance,
+    invert_information,
+    warn_singular_information,
+)
+from ._fitting import warn_if_unsettled
 from .bounds import RademacherBound, rademacher_bound
 
 __all__ = ["PolyhedralMixtureLogitResults", "PolyhedralMixtureLogitResultsWrapper"]
@@ -38,7 +43,14 @@ def make_results(
     engine used (well conditioned) and mapped to the user's units exactly:
     ``Cov(w) = J Cov(b) J'`` with ``J = I_K (x) B^{-1}``.
     """
-    cov_internal = invert_information(neg_hess_internal)
+    cov_internal, singular = invert_information(neg_hess_internal)
+    separated = warn_if_unsettled(
+        model, params, retvals, settings["alpha"], cov_ok=singular is None
+    )
+    if singular is not None and not separated:
+        warn_singular_information(singular, stacklevel=4)
+    retvals["separation"] = separated
+    retvals["information_singular"] = singular
     jac = np.kron(np.eye(model.k), scaling.jacobian_to_user())
     cov = jac @ cov_internal @ jac.T
     mlefit = LikelihoodModelResults(model, params, normalized_cov_params=cov, scale=1.0)
@@ -176,8 +188,14 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         """The paper's Rademacher generalisation bound at the estimates.
 
         See :func:`plumestats.bounds.rademacher_bound` for the formula and for how
-        the bias terms are treated (augmented vectors).
+        the bias terms are treated (augmented vectors). Not defined for the hard
+        model (gamma is infinite there).
         """
+        if not np.isfinite(self.gamma):
+            raise ValueError(
+                "the Rademacher bound is for PLUME's soft gate; with hard gating "
+                "(gamma = infinity) it is infinite"
+            )
         return rademacher_bound(
             self.hyperplanes.to_numpy(),
             None,

@@ -9,6 +9,7 @@ import pytest
 from statsmodels.tools.sm_exceptions import (
     ConvergenceWarning,
     HessianInversionWarning,
+    PerfectSeparationWarning,
 )
 
 import plumestats.api as ps
@@ -41,6 +42,7 @@ def test_llf_history_never_decreases(seed):
         # some of these problems are nearly separable: convergence is not the point
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", HessianInversionWarning)
+        warnings.simplefilter("ignore", PerfectSeparationWarning)
         res = model.fit(maxiter=300, init=("kmeans", "logit", "random")[seed % 3])
     _assert_monotone(res.llf_history)
     assert res.llf_history[-1] == pytest.approx(res.llf, rel=1e-12)

@@ -4,8 +4,10 @@
 >>> res = psf.plume("y ~ x1 + x2", data, k=3, gamma=1.0).fit()  # doctest: +SKIP
 """
 
+from ..hard import HardPolyhedralLogit
 from ..model import PolyhedralMixtureLogit
 
 plume = PolyhedralMixtureLogit.from_formula
+spla1 = HardPolyhedralLogit.from_formula
 
-__all__ = ["plume"]
+__all__ = ["plume", "spla1"]

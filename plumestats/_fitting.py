@@ -1,0 +1,206 @@
+"""Orchestration of a fit: start values, restarts, the optimiser (EM or one of
+statsmodels' own), canonical order, diagnostics, and the results object."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from statsmodels.base.model import LikelihoodModel
+from statsmodels.tools.sm_exceptions import (
+    ConvergenceWarning,
+    PerfectSeparationWarning,
+)
+
+from ._em import Problem, run_em
+from ._scaling import DesignScaling
+from ._start import make_start
+
+__all__ = ["fit_direct", "fit_em"]
+
+# Without a seed, fits are still reproducible: a statistician expects the same data
+# to give the same table. Pass random_state to vary the restarts.
+_DEFAULT_SEED = 0
+
+# An observation fitted with probability above 1 - 1e-8 for its own class, at a fit
+# that did not reach a regular maximum, is the signature of (quasi-)separation.
+_PERFECT_LOGPROB = -1e-8
+
+
+def as_rng(random_state) -> np.random.Generator:
+    if random_state is None:
+        return np.random.default_rng(_DEFAULT_SEED)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return np.random.default_rng(random_state)
+
+
+def build_problem(model, alpha: float) -> tuple[Problem, DesignScaling]:
+    """The engine's problem on the standardised design.
+
+    The L2 penalty is ``nobs * alpha / 2`` times the sum of squared slopes on the
+    standardised features (intercepts are not penalised), i.e. statsmodels'
+    per-observation convention ``L / N - alpha/2 ||b||^2``.
+    """
+    scaling = DesignScaling.from_exog(model.exog)
+    slope_ridge = np.full(model.k_vars, model.nobs * alpha)
+    if scaling.intercept_index is not None:
+        slope_ridge[scaling.intercept_index] = 0.0
+    problem = Problem(
+        scaling.transform_exog(model.exog),
+        model._y_inside,
+        model.k,
+        model.gamma,
+        ridge=np.tile(slope_ridge, model.k),
+        hard=model._hard,
+    )
+    return problem, scaling
+
+
+def _user_start(model, scaling, start_params):
+    start = np.asarray(start_params, dtype=float)
+    if start.shape != (model.nparams,):
+        raise ValueError(
+            f"start_params must have {model.nparams} values (k * exog columns), "
+            f"got shape {start.shape}"
+        )
+    return scaling.to_internal(start.reshape(model.k, -1)).ravel()
+
+
+def fit_em(model, *, start_params, options, mstep, init, n_init, random_state, alpha):
+    """EM from one or several starts; the best objective wins."""
+    problem, scaling = build_problem(model, alpha)
+    if start_params is not None:
+        starts = [_user_start(model, scaling, start_params)]
+    else:
+        rng = as_rng(random_state)
+        starts = [
+            make_start(
+                init, problem.exog, problem.y_pm, model.k, scaling.intercept_index, rng
+            )
+            for _ in range(n_init)
+        ]
+    traces = [run_em(problem, start, options, mstep) for start in starts]
+    best = max(traces, key=lambda trace: trace.objective)
+    retvals = {
+        "converged": best.converged,
+        "iterations": best.n_iter,
+        "message": best.message,
+        "llf_history": np.asarray(best.llf_history),
+        "steps": list(best.steps),
+        "n_em_steps": best.n_em,
+        "n_newton_steps": best.n_newton,
+        "max_abs_score": best.max_abs_score,
+        "restarts_llf": np.array([trace.objective for trace in traces]),
+        "restarts_converged": np.array([trace.converged for trace in traces]),
+    }
+    return problem, scaling, best.params, retvals, len(starts)
+
+
+def fit_direct(
+    model,
+    *,
+    method,
+    start_params,
+    maxiter,
+    disp,
+    callback,
+    init,
+    random_state,
+    optimizer_kwargs,
+):
+    """One of statsmodels' optimisers directly on the observed log-likelihood,
+    using the analytic score and Hessian."""
+    problem, scaling = build_problem(model, 0.0)
+    if start_params is None:
+        internal = make_start(
+            init,
+            problem.exog,
+            problem.y_pm,
+            model.k,
+            scaling.intercept_index,
+            as_rng(random_state),
+        )
+        start_params = scaling.to_user(internal.reshape(model.k, -1)).ravel()
+    else:
+        _user_start(model, scaling, start_params)  # validates the shape
+    start_llf = model.loglike(np.asarray(start_params, dtype=float))
+    mlefit = LikelihoodModel.fit(
+        model,
+        start_params=np.asarray(start_params, dtype=float),
+        method=method,
+        maxiter=maxiter,
+        disp=disp,
+        callback=callback,
+        full_output=True,
+        # the covariance is computed by the results, where it is best conditioned
+        cov_params_func=lambda *args: None,
+        **optimizer_kwargs,
+    )
+    params = np.asarray(mlefit.params, dtype=float)
+    internal = scaling.to_internal(params.reshape(model.k, -1)).ravel()
+    optimizer_retvals = dict(mlefit.mle_retvals)
+    converged = bool(optimizer_retvals.get("converged", False))
+    retvals = {
+        **optimizer_retvals,
+        "converged": converged,
+        "iterations": int(optimizer_retvals.get("iterations", 0) or 0),
+        "message": f"statsmodels '{method}' optimiser "
+        + ("converged" if converged else "did not converge"),
+        "llf_history": np.array([start_llf, model.loglike(params)]),
+        "steps": [],
+        "n_em_steps": 0,
+        "n_newton_steps": 0,
+        "max_abs_score": float(
+            np.max(np.abs(problem.gradient(internal, problem.terms(internal))))
+        ),
+        "restarts_llf": np.array([model.loglike(params)]),
+        "restarts_converged": np.array([converged]),
+    }
+    return problem, scaling, internal, retvals
+
+
+def canonical_order(problem: Problem, internal: np.ndarray) -> np.ndarray:
+    """Reorder the experts by decreasing mean gate probability (ties: by weights)."""
+    weights = internal.reshape(problem.k, -1)
+    share = problem.terms(internal).gate.mean(axis=0)
+    order = np.lexsort((*weights.T[::-1], -share))
+    return weights[order].ravel()
+
+
+def warn_if_unsettled(model, params, retvals, alpha, cov_ok) -> bool:
+    """Convergence and separation warnings; returns whether separation was seen."""
+    logprob = model.loglikeobs(params)
+    n_perfect = int(np.sum(logprob > _PERFECT_LOGPROB))
+    separated = alpha == 0 and n_perfect > 0 and not (retvals["converged"] and cov_ok)
+    if separated:
+        warnings.warn(
+            f"Perfect or quasi-perfect separation: {n_perfect} of {model.nobs} "
+            "observations are fitted with probability > 1 - 1e-8 and the fit did "
+            "not reach a regular maximum. The likelihood has no finite maximum, so "
+            "the parameters are not identified and their standard errors mean "
+            "nothing. Use an L2 penalty, e.g. fit(alpha=1e-3), or a smaller k.",
+            PerfectSeparationWarning,
+            stacklevel=4,
+        )
+    elif not retvals["converged"]:
+        warnings.warn(
+            f"The fit did not converge: {retvals['message']} after "
+            f"{retvals['iterations']} iterations (largest |score| "
+            f"{retvals['max_abs_score']:.3g}). Increase maxiter, or add a small L2 "
+            "penalty (alpha) if the weights keep growing.",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+    return separated
+
+
+def printer(user_callback):
+    """A callback that prints one line per iteration, like statsmodels' disp."""
+
+    def report(iteration, value, kind):
+        print(f"iter {iteration:4d}  {kind:<8s}  objective = {value:.10g}")
+        if user_callback is not None:
+            user_callback(iteration, value, kind)
+
+    return report

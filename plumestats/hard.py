@@ -1,0 +1,50 @@
+"""The hard-gating polyhedral classifier of Manwani & Sastry (2010), SPLA1."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .model import PolyhedralMixtureLogit
+
+__all__ = ["HardPolyhedralLogit"]
+
+
+class HardPolyhedralLogit(PolyhedralMixtureLogit):
+    r"""SPLA1: :math:`P(y = 1 \mid x) = \sigma(\min_k w_k' x)`.
+
+    The gamma -> infinity limit of :class:`PolyhedralMixtureLogit`: the gate is the
+    indicator of the hyperplane with the smallest score. Fitting alternates between
+    assigning each point to its active hyperplane (the arg-min) and raising the
+    K resulting logistic log-likelihoods with the chosen M-step solver; because
+    that alternating surrogate does not bound the log-likelihood from below, each
+    step is line-searched on the log-likelihood itself, so it never decreases. The
+    same engine, options and results object as PLUME, so the two compare in one
+    table.
+
+    Parameters
+    ----------
+    endog, exog, k, missing, inside
+        As for :class:`PolyhedralMixtureLogit`; there is no ``gamma``.
+
+    Notes
+    -----
+    The log-likelihood is not differentiable where two scores tie (a set of
+    measure zero); the score and Hessian are those of the active pieces. Standard
+    errors are conditional on the assignment of points to faces.
+
+    References
+    ----------
+    N. Manwani and P. S. Sastry, "Learning polyhedral classifiers using logistic
+    function", ACML 2010.
+    """
+
+    _hard = True
+
+    def __init__(
+        self, endog, exog, k: int = 2, missing: str = "none", inside=1, **kwargs
+    ):
+        super().__init__(
+            endog, exog, k=k, gamma=1.0, missing=missing, inside=inside, **kwargs
+        )
+        self.gamma = np.inf
+        self._init_keys.remove("gamma")
