@@ -53,7 +53,10 @@ def build_summary(results, yname=None, xname=None, title=None, alpha=0.05) -> Su
         ("gamma:", ["inf (hard gate)" if hard else f"{results.gamma:g}"]),
         ("L2 penalty:", [penalty]),
         ("converged:", [str(results.converged)]),
-        ("Iterations:", [iterations]),
+        (
+            "EM iterations:" if settings["method"] == "em" else "Iterations:",
+            [iterations],
+        ),
         ("Covariance Type:", [results.cov_type]),
     ]
     top_right = [

@@ -75,6 +75,8 @@ def test_summary_has_header_and_one_block_per_hyperplane(fitted):
         "Df Model:",
         "converged:",
         "EM iterations:",
+        "L2 penalty:",
+        "Inside class:",
         "Log-Likelihood:",
         "LL-Null:",
         "Pseudo R-squ.:",
