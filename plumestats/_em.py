@@ -43,6 +43,7 @@ __all__ = ["EMOptions", "EMTrace", "Problem", "run_em"]
 _ARMIJO = 1e-4
 _MAX_HALVINGS = 12
 _MAX_DAMPING_ROUNDS = 10
+_MAX_GRADIENT_HALVINGS = 40
 
 
 @dataclass(frozen=True)
@@ -160,11 +161,13 @@ def _damped_solve(neg_hess: np.ndarray, grad: np.ndarray, damping: float):
     raise np.linalg.LinAlgError("no damping made the Newton system positive definite")
 
 
-def _armijo(evaluate, params, direction, slope, value0, step=1.0):
+def _armijo(
+    evaluate, params, direction, slope, value0, step=1.0, halvings=_MAX_HALVINGS
+):
     """Backtracking (halving) until ``f(x + t d) >= f(x) + c t slope``.
 
     Returns ``(t, new_params, new_state)`` or ``None``."""
-    for _ in range(_MAX_HALVINGS):
+    for _ in range(halvings):
         trial = params + step * direction
         value, state = evaluate(trial)
         if value >= value0 + _ARMIJO * step * slope:
@@ -223,9 +226,17 @@ class GradientMStep:
             return None
         if self.step is None:
             self.step = 1.0 / max(1.0, float(np.max(np.abs(grad))))
-        found = _armijo(evaluate, params, grad, slope, value0, 2.0 * self.step)
+        # the step length has no natural scale: allow it to shrink a long way
+        found = _armijo(
+            evaluate,
+            params,
+            grad,
+            slope,
+            value0,
+            2.0 * self.step,
+            halvings=_MAX_GRADIENT_HALVINGS,
+        )
         if found is None:
-            self.step *= 2.0**-_MAX_HALVINGS
             return None
         self.step, trial, state = found
         return trial, state, False, self.step * grad
@@ -259,17 +270,23 @@ class BFGSMStep:
                 self.inverse = left @ self.inverse @ left.T + rho * np.outer(
                     change, change
                 )
-        if self.inverse is None:
-            direction = grad / max(1.0, float(np.max(np.abs(grad))))
-        else:
-            direction = self.inverse @ grad
-        slope = float(grad @ direction)
-        if not slope > 0:
-            self.inverse, direction = None, grad / max(1.0, np.max(np.abs(grad)))
-            slope = float(grad @ direction)
-        found = _armijo(evaluate, params, direction, slope, value0)
+        steepest = grad / max(1.0, float(np.max(np.abs(grad))))
+        direction = steepest if self.inverse is None else self.inverse @ grad
+        if not float(grad @ direction) > 0:
+            self.inverse, direction = None, steepest
+        found = _armijo(evaluate, params, direction, float(grad @ direction), value0)
+        if found is None and self.inverse is not None:
+            # a stale curvature model: restart from steepest ascent
+            self.inverse, direction = None, steepest
+            found = _armijo(
+                evaluate,
+                params,
+                direction,
+                float(grad @ direction),
+                value0,
+                halvings=_MAX_GRADIENT_HALVINGS,
+            )
         if found is None:
-            self.inverse = None
             return None
         self.last = (params, grad)
         step, trial, state = found
@@ -340,7 +357,10 @@ def run_em(
                 base = problem.surrogate(params, terms, resp)
             outcome = solver(problem, evaluate, params, terms, grad, base)
         if outcome is None:
-            converged = _small_gradient(grad, problem, options)
+            # With hard gating L has kinks where scores tie: a maximum can sit on
+            # one with a non-zero one-sided gradient, and no step raising L is
+            # then exactly what a (Clarke-)stationary point means.
+            converged = problem.hard or _small_gradient(grad, problem, options)
             message = (
                 "no ascent direction left (stationary point)"
                 if converged
@@ -363,6 +383,11 @@ def run_em(
             and np.max(np.abs(direction)) <= options.tol
         ):
             converged, message = True, "converged (Newton step below tol)"
+            break
+        if problem.hard and rel_change <= options.tol:
+            # piecewise smooth L: at a maximum on a kink Newton steps shrink
+            # without end, so the hard model also stops on a tiny relative change
+            converged, message = True, "converged (hard gating: change below tol)"
             break
         if kind == "em" and rel_change <= options.em_tol:
             if options.newton_finish:

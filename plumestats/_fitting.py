@@ -125,21 +125,26 @@ def fit_direct(
     else:
         _user_start(model, scaling, start_params)  # validates the shape
     start_llf = model.loglike(np.asarray(start_params, dtype=float))
-    mlefit = LikelihoodModel.fit(
-        model,
-        start_params=np.asarray(start_params, dtype=float),
-        method=method,
-        maxiter=maxiter,
-        disp=disp,
-        callback=callback,
-        full_output=True,
+    arguments = {
+        "start_params": np.asarray(start_params, dtype=float),
+        "method": method,
+        "maxiter": maxiter,
+        "disp": disp,
+        "callback": callback,
         # the covariance is computed by the results, where it is best conditioned
-        cov_params_func=lambda *args: None,
+        "skip_hessian": True,
         **optimizer_kwargs,
-    )
+    }
+    try:
+        mlefit = LikelihoodModel.fit(model, full_output=True, **arguments)
+        optimizer_retvals = dict(mlefit.mle_retvals)
+    except np.linalg.LinAlgError:
+        # statsmodels' Newton inverts the final Hessian itself whatever
+        # skip_hessian says; when it is exactly singular, refit without output
+        mlefit = LikelihoodModel.fit(model, full_output=False, **arguments)
+        optimizer_retvals = {"converged": False}
     params = np.asarray(mlefit.params, dtype=float)
     internal = scaling.to_internal(params.reshape(model.k, -1)).ravel()
-    optimizer_retvals = dict(mlefit.mle_retvals)
     converged = bool(optimizer_retvals.get("converged", False))
     retvals = {
         **optimizer_retvals,

@@ -1,0 +1,203 @@
+"""The algorithm family: M-step solvers, statsmodels optimisers, hard gating,
+penalised fits and separation, and the choice of the inside class."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.tools.sm_exceptions import (
+    ConvergenceWarning,
+    HessianInversionWarning,
+    PerfectSeparationWarning,
+)
+
+import plumestats.api as ps
+
+MSTEP_NAMES = ("newton", "gradient", "bfgs")
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    data, truth = ps.simulate_polyhedron(2000, d=3, k=3, noise=0.05, random_state=5)
+    return data, truth, "y ~ x1 + x2 + x3"
+
+
+def _problems(simulated, data_dir):
+    data, _, formula = simulated
+    yield "simulated", ps.plume(formula, data, k=3)
+    pima = pd.read_csv(data_dir / "pima.csv")
+    yield "pima", ps.plume("diabetes ~ " + " + ".join(pima.columns[:-1]), pima, k=2)
+    heart = pd.read_csv(data_dir / "heart.csv")
+    yield "heart", ps.plume("disease ~ " + " + ".join(heart.columns[:-1]), heart, k=2)
+
+
+def test_msteps_reach_the_same_maximum(simulated, data_dir):
+    for name, model in _problems(simulated, data_dir):
+        # pima with K = 2 has two local maxima 0.58 apart, and from some starts the
+        # solvers take different roads; start inside the best one's basin, from
+        # the best of five k-means restarts, shrunk by 20%
+        best = model.fit(n_init=5)
+        start = 0.8 * best.params.to_numpy()
+        fits = {m: model.fit(start_params=start, mstep=m) for m in MSTEP_NAMES}
+        reference = fits["newton"].llf
+        for mstep, res in fits.items():
+            assert res.converged, (name, mstep)
+            assert res.llf == pytest.approx(reference, rel=1e-8), (name, mstep)
+            history = res.llf_history
+            assert np.all(np.diff(history) >= -1e-10 * np.abs(history[1:]))
+
+
+def test_pure_em_msteps_agree_to_1e4(simulated):
+    """Without the Newton finish, each solver is a generalised EM on its own."""
+    data, _, formula = simulated
+    model = ps.plume(formula, data, k=3)
+    start = model.start_params
+    values = {}
+    for mstep in MSTEP_NAMES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            res = model.fit(
+                start_params=start,
+                mstep=mstep,
+                newton_finish=False,
+                maxiter=3000,
+                tol=1e-9,
+            )
+        history = res.llf_history
+        assert np.all(np.diff(history) >= -1e-10 * np.abs(history[1:])), mstep
+        assert set(res.mle_retvals["steps"]) == {"em"}
+        values[mstep] = res.llf
+    for mstep, value in values.items():
+        assert value == pytest.approx(values["newton"], rel=1e-4), mstep
+
+
+@pytest.mark.parametrize("method", ["newton", "bfgs"])
+def test_statsmodels_optimisers_agree_with_em(simulated, method):
+    data, _, formula = simulated
+    model = ps.plume(formula, data, k=3)
+    em = model.fit()
+    # statsmodels' default gtol (1e-5 on the mean score) stops early; tighten it,
+    # which also checks that optimiser options pass through
+    options = {"gtol": 1e-10} if method == "bfgs" else {"tol": 1e-12}
+    direct = model.fit(
+        method=method, start_params=em.params.to_numpy() * 0.9, maxiter=1000, **options
+    )
+    assert direct.llf == pytest.approx(em.llf, rel=1e-7)
+    np.testing.assert_allclose(direct.params, em.params, rtol=1e-3, atol=1e-4)
+    assert direct.mle_settings["method"] == method
+    assert "MLE (" + method in str(direct.summary())
+
+
+def test_hard_model_is_the_large_gamma_limit(simulated):
+    data, _, formula = simulated
+    hard = ps.spla1(formula, data, k=3).fit()
+    soft = ps.plume(formula, data, k=3, gamma=100.0).fit(
+        start_params=hard.params.to_numpy()
+    )
+    gap = np.max(np.abs(soft.predict(data) - hard.predict(data)))
+    assert gap <= 1e-3
+    # and the hard likelihood is PLUME's in the limit, at the same parameters
+    params = hard.params.to_numpy()
+    very_soft = ps.PolyhedralMixtureLogit(
+        hard.model.endog, hard.model.exog, k=3, gamma=1e4
+    )
+    assert very_soft.loglike(params) == pytest.approx(hard.llf, rel=1e-3)
+
+
+@pytest.mark.parametrize("mstep", MSTEP_NAMES)
+def test_hard_model_recovers_a_polyhedron(mstep):
+    data, truth = ps.simulate_polyhedron(5000, d=2, k=3, noise=0.02, random_state=3)
+    res = ps.spla1("y ~ x1 + x2", data, k=3).fit(mstep=mstep)
+    assert res.converged
+    history = res.llf_history
+    assert np.all(np.diff(history) >= -1e-10 * np.abs(history[1:]))
+    unit = lambda m: m / np.linalg.norm(m, axis=1, keepdims=True)  # noqa: E731
+    cosines = unit(truth.to_numpy()) @ unit(res.hyperplanes.to_numpy()).T
+    assert cosines.max(axis=1).min() >= 0.98
+    assert np.mean((res.predict() > 0.5) == data["y"]) >= 0.96
+    gate = np.asarray(res.predict(which="gate"))
+    assert set(np.unique(gate)) == {0.0, 1.0}
+    with pytest.raises(ValueError, match="hard gating"):
+        res.rademacher_bound()
+
+
+def test_restarts_best_of_ten_and_reproducible(simulated):
+    data, _, formula = simulated
+    model = ps.plume(formula, data, k=3)
+    res = model.fit(n_init=10, init="random", random_state=3)
+    restarts = res.mle_retvals["restarts_llf"]
+    assert restarts.shape == (10,)
+    assert res.llf == pytest.approx(restarts.max(), rel=1e-12)
+    again = model.fit(n_init=10, init="random", random_state=3)
+    np.testing.assert_array_equal(res.params, again.params)
+
+
+def _separable(seed=0, nobs=300):
+    data, _ = ps.simulate_polyhedron(nobs, d=2, k=3, noise=0.0, random_state=seed)
+    return data
+
+
+def test_separable_data_warn_and_alpha_gives_finite_fit():
+    data = _separable()
+    model = ps.plume("y ~ x1 + x2", data, k=3)
+    with pytest.warns(PerfectSeparationWarning, match="alpha"):
+        model.fit(maxiter=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not even a RuntimeWarning
+        res = model.fit(alpha=1e-3)
+    assert res.converged
+    assert np.all(np.isfinite(res.params)) and np.all(np.isfinite(res.bse))
+    assert np.mean((res.predict() > 0.5) == data["y"]) >= 0.99
+    assert "L2-penalised" in str(res.summary())
+    assert res.mle_settings["alpha"] == 1e-3
+    regularized = model.fit_regularized(alpha=1e-3)
+    np.testing.assert_allclose(regularized.params, res.params)
+
+
+def test_penalty_does_not_touch_intercepts_and_shrinks_slopes(simulated):
+    data, _, formula = simulated
+    model = ps.plume(formula, data, k=3)
+    free = model.fit()
+    strong = model.fit(alpha=1.0)
+    slopes = ["x1", "x2", "x3"]
+    assert np.linalg.norm(strong.hyperplanes[slopes]) < np.linalg.norm(
+        free.hyperplanes[slopes]
+    )
+    # the penalised objective is the one EM raised
+    assert strong.llf_history[-1] < strong.llf
+
+
+def test_inside_zero_is_the_complementary_model(simulated):
+    data, _, formula = simulated
+    flipped = data.assign(y=1 - data["y"])
+    with warnings.catch_warnings():
+        # the complement of a polyhedron is not convex: the fit may be poor
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", HessianInversionWarning)
+        warnings.simplefilter("ignore", PerfectSeparationWarning)
+        zero_inside = ps.plume(formula, data, k=3, inside=0).fit()
+        one_inside_flipped = ps.plume(formula, flipped, k=3).fit()
+    np.testing.assert_allclose(
+        zero_inside.params, one_inside_flipped.params, rtol=1e-8, atol=1e-10
+    )
+    np.testing.assert_allclose(
+        zero_inside.predict(data), 1 - one_inside_flipped.predict(flipped), atol=1e-12
+    )
+    assert zero_inside.llf == pytest.approx(one_inside_flipped.llf, rel=1e-12)
+    assert "Outcome coded 0 is the inside" in str(zero_inside.summary())
+
+
+def test_inside_accepts_the_label_and_rejects_others(simulated):
+    data, _, formula = simulated
+    with pytest.raises(ValueError, match="inside must be one of"):
+        ps.plume(formula, data, k=2, inside="yes")
+    assert ps.plume(formula, data, k=2, inside=0)._inside_code == 0
+
+
+def test_direct_methods_refuse_a_penalty(simulated):
+    data, _, formula = simulated
+    with pytest.raises(ValueError, match="alpha > 0 needs method='em'"):
+        ps.plume(formula, data, k=2).fit(method="bfgs", alpha=0.1)
