@@ -81,7 +81,8 @@ class EMTrace:
 class Problem:
     """One PLUME fitting problem: design, outcome, K, gamma and a ridge penalty.
 
-    The objective is ``L(theta) - 0.5 * sum(ridge * theta**2)``. With
+    The objective is ``sum_n w_n l_n(theta) - 0.5 * sum(ridge * theta**2)``
+    (observation weights ``w`` default to one). With
     ``hard=True`` it is the hard-gating model (SPLA1), whose alternating surrogate
     is not a minorizer of L; its M-steps are therefore line-searched on L itself.
     """
@@ -94,12 +95,14 @@ class Problem:
         gamma: float,
         ridge: np.ndarray | None = None,
         hard: bool = False,
+        weights: np.ndarray | None = None,
     ):
         self.exog = exog
         self.y_pm = y_pm
         self.k = k
         self.gamma = 1.0 if hard else gamma
         self.hard = hard
+        self.weights = weights
         n_params = k * exog.shape[1]
         self.ridge = np.zeros(n_params) if ridge is None else np.asarray(ridge, float)
 
@@ -109,29 +112,36 @@ class Problem:
             return compute_hard_terms(scores, self.y_pm)
         return compute_terms(scores, self.y_pm, self.gamma)
 
+    def _weighted(self, per_obs: np.ndarray) -> np.ndarray:
+        if self.weights is None:
+            return per_obs
+        return per_obs * self.weights.reshape((-1,) + (1,) * (per_obs.ndim - 1))
+
     def penalty(self, params: np.ndarray) -> float:
         return 0.5 * float(np.sum(self.ridge * params**2))
 
     def objective(self, params: np.ndarray, terms: Terms) -> float:
-        return float(terms.loglikeobs.sum()) - self.penalty(params)
+        return float(self._weighted(terms.loglikeobs).sum()) - self.penalty(params)
 
     def surrogate(self, params: np.ndarray, terms: Terms, resp: np.ndarray) -> float:
-        return q_value(terms, resp) - self.penalty(params)
+        return q_value(terms, self._weighted(resp)) - self.penalty(params)
 
     def gradient(self, params: np.ndarray, terms: Terms) -> np.ndarray:
         """Gradient of the objective (and of Q at ``pi = r``)."""
-        grad = (terms.score_weights(self.gamma).T @ self.exog).ravel()
-        return grad - self.ridge * params
+        weights = self._weighted(terms.score_weights(self.gamma))
+        return (weights.T @ self.exog).ravel() - self.ridge * params
 
     def neg_hessian(self, terms: Terms) -> np.ndarray:
         """Minus the Hessian of the penalised log-likelihood."""
-        hess = -gram_blocks(self.exog, terms.hessian_weights(self.gamma))
+        weights = self._weighted(terms.hessian_weights(self.gamma))
+        hess = -gram_blocks(self.exog, weights)
         hess[np.diag_indices_from(hess)] += self.ridge
         return hess
 
     def neg_q_hessian(self, terms: Terms, resp: np.ndarray) -> np.ndarray:
         """Minus the Hessian of the surrogate Q (positive semi-definite)."""
-        hess = -gram_blocks(self.exog, terms.q_hessian_weights(self.gamma, resp))
+        weights = self._weighted(terms.q_hessian_weights(self.gamma, resp))
+        hess = -gram_blocks(self.exog, weights)
         hess[np.diag_indices_from(hess)] += self.ridge
         return hess
 
