@@ -317,6 +317,7 @@ def run_em(
         raise FloatingPointError("the log-likelihood is not finite at the start values")
     solver = MSTEPS[mstep]()
     history = [value]
+    norms = [float(np.linalg.norm(params))]
     steps: list[str] = []
     newton_phase = False
     converged = False
@@ -394,6 +395,13 @@ def run_em(
         ):
             converged, message = True, "converged (Newton step below tol)"
             break
+        norms.append(float(np.linalg.norm(params)))
+        if _diverging(history, norms):
+            message = (
+                "diverging: the weights grow without bound while L barely rises "
+                "(separation; the maximum is at infinity)"
+            )
+            break
         if problem.hard and rel_change <= options.tol:
             # piecewise smooth L: at a maximum on a kink Newton steps shrink
             # without end, so the hard model also stops on a tiny relative change
@@ -420,6 +428,20 @@ def run_em(
         n_em=steps.count("em"),
         n_newton=steps.count("newton"),
     )
+
+
+_DIVERGENCE_WINDOW = 10
+
+
+def _diverging(history: list[float], norms: list[float]) -> bool:
+    """The signature of separation: over the last iterations the parameter norm
+    grew by more than 5% while L rose by less than 1e-5 relative."""
+    if len(history) <= 2 * _DIVERGENCE_WINDOW:
+        return False
+    gain = (history[-1] - history[-1 - _DIVERGENCE_WINDOW]) / max(1.0, abs(history[-1]))
+    growth = norms[-1] / max(norms[-1 - _DIVERGENCE_WINDOW], np.finfo(float).tiny)
+    monotone = bool(np.all(np.diff(norms[-1 - _DIVERGENCE_WINDOW :]) >= 0))
+    return gain < 1e-5 and growth > 1.05 and monotone
 
 
 def _rounding(value: float) -> float:
