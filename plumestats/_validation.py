@@ -9,9 +9,11 @@ import numpy as np
 
 __all__ = [
     "check_choice",
+    "check_design",
     "check_int",
     "check_positive_float",
     "encode_outcome",
+    "prepare_endog",
     "resolve_inside",
 ]
 
@@ -45,29 +47,84 @@ def check_choice(value, name: str, allowed: Iterable[str]) -> str:
     return value
 
 
-def encode_outcome(endog: np.ndarray) -> tuple[np.ndarray, dict]:
-    """Map a two-level numeric outcome to ``{0, 1}``.
+def prepare_endog(endog):
+    """Encode a non-numeric outcome (strings, booleans, categoricals) to 0/1
+    before statsmodels sees it, which casts its data to float.
 
-    ``{0, 1}`` stays as it is, ``{-1, 1}`` maps ``-1 -> 0``, booleans map to 0/1.
-    Returns the 0/1 float array and the mapping ``{original: code}`` shown in the
-    summary.
+    Returns ``(endog, mapping)``; ``mapping`` is ``None`` when ``endog`` is numeric
+    and left for :func:`encode_outcome`. Missing values stay NaN, so that
+    statsmodels' ``missing`` handling applies to them.
+    """
+    import pandas as pd
+
+    series = endog
+    if isinstance(series, pd.DataFrame) and series.shape[1] == 1:
+        series = series.iloc[:, 0]
+    if isinstance(series, pd.Series):
+        dtype = series.dtype
+        if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(
+            dtype
+        ):
+            return endog, None
+        if isinstance(dtype, pd.CategoricalDtype):
+            levels = [c for c in dtype.categories if c in set(series.dropna())]
+        else:
+            levels = sorted(series.dropna().unique(), key=_sort_key)
+        mapping = _two_level_mapping(levels)
+        codes = series.map(mapping).astype(float)
+        return codes, mapping
+    values = np.asarray(endog)
+    if values.dtype.kind in "biufc" and values.dtype != bool:
+        return endog, None
+    flat = values.ravel() if values.ndim == 2 and values.shape[1] == 1 else values
+    present = [v for v in flat if not _is_missing(v)]
+    mapping = _two_level_mapping(sorted(set(present), key=_sort_key))
+    return np.array([np.nan if _is_missing(v) else mapping[v] for v in flat]), mapping
+
+
+def _sort_key(value):
+    return (str(type(value)), value)
+
+
+def _is_missing(value) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _two_level_mapping(levels) -> dict:
+    levels = [
+        level.item() if isinstance(level, np.generic) else level for level in levels
+    ]
+    if len(levels) != 2:
+        shown = ", ".join(repr(level) for level in levels[:10])
+        raise ValueError(f"endog must have two levels, found {len(levels)}: [{shown}]")
+    if levels == ["False", "True"]:  # patsy's names for a boolean outcome
+        levels = [False, True]
+    return {levels[0]: 0, levels[1]: 1}
+
+
+def encode_outcome(endog: np.ndarray, names=None) -> tuple[np.ndarray, dict, str]:
+    """Map a two-level outcome to ``{0, 1}``.
+
+    ``{0, 1}`` stays as it is, ``{-1, 1}`` maps ``-1 -> 0``, booleans map to 0/1. A
+    formula's non-numeric outcome arrives as patsy's indicator columns
+    ``y[a], y[b]``: the second level is coded 1. Returns the 0/1 float array, the
+    mapping ``{original: code}`` shown in the summary, and the outcome's name.
     """
     values = np.asarray(endog)
+    name = names[0] if isinstance(names, list | tuple) and names else names
     if values.ndim == 2 and values.shape[1] == 1:
         values = values[:, 0]
-    if values.ndim != 1:
-        raise ValueError(
-            "endog must be one column of outcomes; got an array of shape "
-            f"{values.shape}. With a formula, a string outcome expands to several "
-            "columns: recode it to 0/1 first."
-        )
+    if values.ndim == 2:
+        levels, name = _indicator_levels(names, values.shape[1])
+        mapping = _two_level_mapping(levels)
+        return values[:, 1].astype(float), mapping, name
     if values.dtype == bool:
-        return values.astype(float), {False: 0, True: 1}
+        return values.astype(float), {False: 0, True: 1}, name
     try:
         values = values.astype(float)
     except (TypeError, ValueError) as exc:
         raise ValueError(
-            "endog must be numeric or boolean with two levels; recode it to 0/1"
+            "endog must be numeric, boolean, or have two levels; recode it to 0/1"
         ) from exc
     if np.isnan(values).any():
         raise ValueError(
@@ -79,13 +136,25 @@ def encode_outcome(endog: np.ndarray) -> tuple[np.ndarray, dict]:
         shown = ", ".join(f"{v:g}" for v in levels[:10])
         raise ValueError(f"endog must have two levels, found {levels.size}: [{shown}]")
     if set(levels) == {0.0, 1.0}:
-        return values, {0: 0, 1: 1}
+        return values, {0: 0, 1: 1}, name
     if set(levels) == {-1.0, 1.0}:
-        return (values > 0).astype(float), {-1: 0, 1: 1}
+        return (values > 0).astype(float), {-1: 0, 1: 1}, name
     raise ValueError(
         f"endog must be coded 0/1, -1/+1 or boolean; found levels {levels[0]:g} and "
         f"{levels[1]:g}. Recode it, e.g. (y == {levels[1]:g}).astype(int)"
     )
+
+
+def _indicator_levels(names, n_columns):
+    """Levels from patsy's indicator names ``y[a], y[b]`` (or ``y[T.b]``)."""
+    if not isinstance(names, list | tuple) or len(names) != n_columns:
+        names = [f"level{i}" for i in range(n_columns)]
+    base = names[0].split("[", 1)[0]
+    levels = []
+    for column in names:
+        label = column[len(base) + 1 : -1] if column.startswith(base + "[") else column
+        levels.append(label[2:] if label.startswith("T.") else label)
+    return levels, base
 
 
 def resolve_inside(inside, mapping: dict) -> int:
@@ -113,3 +182,71 @@ def _same_label(a, b) -> bool:
         return bool(a == b)
     except (TypeError, ValueError):
         return False
+
+
+def check_design(exog: np.ndarray, names: list[str], k: int) -> None:
+    """Errors for designs no fit can use; a warning naming the columns when the
+    design is rank deficient (the hyperplanes are then not identified)."""
+    import warnings
+
+    from statsmodels.tools.sm_exceptions import CollinearityWarning
+
+    nobs, n_cols = exog.shape
+    if nobs == 0:
+        raise ValueError(
+            "there are no observations (after dropping missing values, if "
+            "missing='drop')"
+        )
+    bad = ~np.isfinite(exog)
+    if bad.any():
+        counts = bad.sum(axis=0)
+        listed = ", ".join(
+            f"{names[j]!r} ({counts[j]} rows)" for j in np.flatnonzero(counts)
+        )
+        raise ValueError(
+            f"exog has missing or infinite values in {listed}. Drop or impute those "
+            "rows, or pass missing='drop' (which drops NaN; infinite values must be "
+            "handled by you)."
+        )
+    n_params = k * n_cols
+    if n_params > nobs:
+        raise ValueError(
+            f"the model has k * p = {k} * {n_cols} = {n_params} parameters but only "
+            f"{nobs} observations; use a smaller k or fewer columns"
+        )
+    dependent = _dependent_columns(exog)
+    if dependent:
+        constant = [j for j in dependent if np.ptp(exog[:, j]) == 0]
+        other = [j for j in dependent if j not in constant]
+        parts = []
+        if constant:
+            parts.append(
+                "constant besides the intercept: "
+                + ", ".join(repr(names[j]) for j in constant)
+            )
+        if other:
+            parts.append(
+                "linear combinations of other columns: "
+                + ", ".join(repr(names[j]) for j in other)
+            )
+        warnings.warn(
+            f"The design matrix is rank deficient ({'; '.join(parts)}). The "
+            "hyperplanes are not identified and standard errors will be NaN: drop "
+            "those columns, or fit with an L2 penalty (alpha > 0).",
+            CollinearityWarning,
+            stacklevel=3,
+        )
+
+
+def _dependent_columns(exog: np.ndarray) -> list[int]:
+    """Columns that QR with column pivoting finds to be linearly dependent on the
+    others (after scaling each column to unit norm)."""
+    from scipy.linalg import qr
+
+    norms = np.linalg.norm(exog, axis=0)
+    zero = np.flatnonzero(norms == 0)
+    scaled = exog / np.where(norms == 0, 1.0, norms)
+    _, r, pivots = qr(scaled, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(r))
+    rank = int(np.sum(diag > 1e-9 * diag[0])) if diag.size else 0
+    return sorted(set(pivots[rank:].tolist()) | set(zero.tolist()))

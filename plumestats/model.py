@@ -19,9 +19,11 @@ from ._scaling import DesignScaling
 from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
+    check_design,
     check_int,
     check_positive_float,
     encode_outcome,
+    prepare_endog,
     resolve_inside,
 )
 
@@ -81,6 +83,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     """
 
     _hard = False
+    # a non-numeric outcome arrives from patsy as indicator columns, decoded here
+    _formula_max_endog = None
 
     def __init__(
         self,
@@ -97,6 +101,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         check_choice(missing, "missing", ("none", "drop", "raise"))
         if exog is None:
             raise ValueError("exog is required; pass a design with a constant column")
+        endog, prepared_mapping = prepare_endog(endog)
         super().__init__(endog, exog, missing=missing, **kwargs)
         # GenericLikelihoodModel copies every keyword onto the instance; the patsy
         # design info cannot be pickled and already lives on self.data, which
@@ -104,9 +109,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         self.__dict__.pop("model_spec", None)
         self.k = k
         self.gamma = gamma
-        y01, mapping = encode_outcome(self.endog)
+        y01, mapping, yname = encode_outcome(self.endog, self.data.ynames)
         self.endog = y01
-        self.outcome_mapping = mapping
+        if self.endog.ndim != np.ndim(self.data.endog):
+            # a formula's string outcome came as indicator columns: one name now
+            self.data.ynames = yname
+        self.outcome_mapping = prepared_mapping or mapping
+        check_design(self.exog, list(self.exog_names), k)
         self.inside = inside
         self._inside_code = resolve_inside(inside, mapping)
         # +1 for the class inside the polyhedron, -1 outside
