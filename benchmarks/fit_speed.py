@@ -13,14 +13,18 @@ How
     Model construction is timed once and reported separately. The two fits are
     timed ``--repeats`` times each, interleaved (and alternating which goes first)
     so that machine noise hits both; the table reports the median and the
-    minimum. One untimed fit of each runs first to pay one-off costs. Warnings
-    raised during the fits are caught, counted and reported in the ``notes``
-    column rather than printed. For reference the table repeats the paper's
-    fastest PLUME fit times (Pima 0.053 s, Adult 0.402 s; other hardware).
+    minimum. One untimed fit of each, on the first dataset, pays the one-off
+    import and cache costs. Warnings raised during the fits are caught, counted
+    and reported in the ``notes`` column rather than printed. For reference the
+    table repeats the paper's fastest PLUME fit times (Pima 0.053 s, Adult
+    0.402 s; other hardware). The report records the git state of the imported
+    plumestats, the BLAS thread counts and the load average, since other work on
+    the machine (and multithreaded BLAS competing with it) changes the timings.
 
 Usage
-    python benchmarks/fit_speed.py               # full run, both datasets
-    python benchmarks/fit_speed.py --quick       # smoke test: pima, 2 repeats
+    python benchmarks/fit_speed.py                    # both datasets, 7 repeats
+    python benchmarks/fit_speed.py --quick            # smoke test: pima, 2 repeats
+    python benchmarks/fit_speed.py --blas-threads 1   # on a busy machine
 
 The Markdown table is printed and written, with the date, machine information
 and the exact command, to ``benchmarks/results/fit_speed.md`` (the ``--quick``
@@ -30,11 +34,13 @@ run writes ``fit_speed_quick.md`` instead, so it never overwrites a full run).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import platform
 import shlex
 import statistics
+import subprocess
 import sys
 import time
 import warnings
@@ -51,7 +57,11 @@ import scipy
 import statsmodels
 import statsmodels.api as sm
 
+import plumestats
 from plumestats.model import PolyhedralMixtureLogit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _datasets import load as load_benchmark_data
 
 BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = BENCH_DIR.parent
@@ -63,64 +73,18 @@ QUICK_REPEATS = 2
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """One benchmark dataset: file, outcome, features and the paper's time."""
+    """One benchmark dataset: its name in ``_datasets`` and the paper's time."""
 
     name: str
-    filename: str
-    outcome: str
-    numeric: tuple[str, ...]
-    categorical: tuple[str, ...] = ()
-    dropped: dict[str, str] = field(default_factory=dict)
     paper_seconds: float | None = None
-
-    @property
-    def formula(self) -> str:
-        terms = [*self.numeric, *(f"C({col})" for col in self.categorical)]
-        return f"{self.outcome} ~ " + " + ".join(terms)
 
 
 DATASETS: dict[str, DatasetSpec] = {
-    "pima": DatasetSpec(
-        name="pima",
-        filename="pima.csv",
-        outcome="diabetes",
-        numeric=(
-            "pregnancies",
-            "glucose",
-            "blood_pressure",
-            "skin_thickness",
-            "insulin",
-            "bmi",
-            "pedigree",
-            "age",
-        ),
-        paper_seconds=0.053,
-    ),
-    "adult": DatasetSpec(
-        name="adult",
-        filename="adult.csv",
-        outcome="high_income",
-        numeric=(
-            "age",
-            "fnlwgt",
-            "capital_gain",
-            "capital_loss",
-            "hours_per_week",
-        ),
-        categorical=(
-            "workclass",
-            "education",
-            "marital_status",
-            "occupation",
-            "relationship",
-            "race",
-            "sex",
-            "native_country",
-        ),
-        dropped={"education_num": "exact function of education"},
-        paper_seconds=0.402,
-    ),
+    "pima": DatasetSpec("pima", paper_seconds=0.053),
+    "adult": DatasetSpec("adult", paper_seconds=0.402),
 }
+# the formulas drop these; check that they really are exact functions of another
+REDUNDANT = {"adult": {"education_num": "education"}}
 
 
 @dataclass
@@ -129,7 +93,7 @@ class FitTimes:
 
     seconds: list[float] = field(default_factory=list)
     warnings: Counter[str] = field(default_factory=Counter)
-    info: dict[str, Any] = field(default_factory=dict)
+    infos: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def median(self) -> float:
@@ -138,6 +102,27 @@ class FitTimes:
     @property
     def best(self) -> float:
         return min(self.seconds)
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """Diagnostics of the last fit."""
+        return self.infos[-1]
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether every repeat took the same iterations to the same llf."""
+        keys = {(i["iterations"], round(i["llf"], 6)) for i in self.infos}
+        return len(keys) == 1
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """A fit to time, and how to summarise its result."""
+
+    label: str
+    fit: Callable[[], Any]
+    summarise: Callable[[Any], dict[str, Any]]
+    times: FitTimes = field(default_factory=FitTimes)
 
 
 @dataclass
@@ -154,18 +139,18 @@ class DatasetResult:
 
 
 # ----------------------------------------------------------------- data & models
-def load_dataset(spec: DatasetSpec, data_dir: Path) -> tuple[pd.DataFrame, list[str]]:
-    """Read the CSV by path and check the dropped columns are really redundant."""
-    path = data_dir / spec.filename
-    if not path.is_file():
-        raise SystemExit(f"data file not found: {path} (see --data-dir)")
-    data = pd.read_csv(path)
+def load_dataset(spec: DatasetSpec, data_dir: Path) -> tuple[pd.DataFrame, str, list]:
+    """Read the CSV by path (``_datasets``) and check the dropped columns are
+    really redundant."""
+    try:
+        data, formula = load_benchmark_data(spec.name, data_dir)
+    except FileNotFoundError as exc:
+        raise SystemExit(str(exc)) from exc
     notes = []
-    for column, reason in spec.dropped.items():
-        if column == "education_num":
-            _check_function_of(data, column, "education")
-        notes.append(f"`{column}` dropped ({reason})")
-    return data, notes
+    for column, key in REDUNDANT.get(spec.name, {}).items():
+        _check_function_of(data, column, key)
+        notes.append(f"`{column}` dropped (exact function of `{key}`, checked)")
+    return data, formula, notes
 
 
 def _check_function_of(data: pd.DataFrame, column: str, key: str) -> None:
@@ -174,9 +159,9 @@ def _check_function_of(data: pd.DataFrame, column: str, key: str) -> None:
         raise ValueError(f"{column} is not an exact function of {key}")
 
 
-def build_model(spec: DatasetSpec, data: pd.DataFrame) -> PolyhedralMixtureLogit:
+def build_model(formula: str, data: pd.DataFrame) -> PolyhedralMixtureLogit:
     """PLUME K=2, gamma=1 through the formula (patsy builds the design once)."""
-    return PolyhedralMixtureLogit.from_formula(spec.formula, data, k=2, gamma=1.0)
+    return PolyhedralMixtureLogit.from_formula(formula, data, k=2, gamma=1.0)
 
 
 # ---------------------------------------------------------------------- timing
@@ -212,51 +197,43 @@ def logit_info(res: Any) -> dict[str, Any]:
     }
 
 
-def record(times: FitTimes, fit: Callable[[], Any], summarise: Callable) -> None:
-    """Time one fit and store its seconds, warnings and diagnostics."""
-    seconds, res, caught = timed_fit(fit)
-    times.seconds.append(seconds)
-    times.warnings.update(caught)
-    info = summarise(res)
-    if times.info and info["iterations"] != times.info["iterations"]:
-        info["iterations"] = f"{times.info['iterations']}/{info['iterations']}"
-    times.info = info
+def record(estimator: Estimator) -> float:
+    """Time one fit; store its seconds, warnings and diagnostics."""
+    seconds, res, caught = timed_fit(estimator.fit)
+    estimator.times.seconds.append(seconds)
+    estimator.times.warnings.update(caught)
+    estimator.times.infos.append(estimator.summarise(res))
+    return seconds
 
 
 def benchmark_dataset(
     spec: DatasetSpec, data_dir: Path, repeats: int, warmup: bool
 ) -> DatasetResult:
-    """Build the design once, then time both fits ``repeats`` times, interleaved."""
-    data, data_notes = load_dataset(spec, data_dir)
+    """Build the design once, then time both fits ``repeats`` times, interleaved
+    (the order alternates between repeats)."""
+    data, formula, data_notes = load_dataset(spec, data_dir)
     start = time.perf_counter()
-    model = build_model(spec, data)
+    model = build_model(formula, data)
     build_seconds = time.perf_counter() - start
-    logit = sm.Logit(model.endog, model.exog)
+    logit = sm.Logit(model.endog, model.exog)  # the same design matrix
     nobs, n_columns = model.exog.shape
     progress(f"[{spec.name}] N={nobs}, p={n_columns}, built in {build_seconds:.3f} s")
-
-    def fit_plume() -> Any:
-        return model.fit()
-
-    def fit_logit() -> Any:
-        return logit.fit(disp=0)
-
+    plume = Estimator("PLUME", model.fit, plume_info)
+    logit_est = Estimator("Logit", lambda: logit.fit(disp=0), logit_info)
     if warmup:
         progress(f"[{spec.name}] warm-up fits (untimed)")
-        timed_fit(fit_plume)
-        timed_fit(fit_logit)
-    plume_times, logit_times = FitTimes(), FitTimes()
+        timed_fit(plume.fit)
+        timed_fit(logit_est.fit)
     for rep in range(repeats):
-        order = [("PLUME", plume_times, fit_plume, plume_info)]
-        order.append(("Logit", logit_times, fit_logit, logit_info))
-        for label, times, fit, summarise in order[:: 1 if rep % 2 == 0 else -1]:
-            record(times, fit, summarise)
+        pair = (plume, logit_est) if rep % 2 == 0 else (logit_est, plume)
+        for estimator in pair:
+            seconds = record(estimator)
             progress(
-                f"[{spec.name}] repeat {rep + 1}/{repeats} {label}: "
-                f"{times.seconds[-1]:.4f} s"
+                f"[{spec.name}] repeat {rep + 1}/{repeats} {estimator.label}: "
+                f"{seconds:.4f} s"
             )
     return DatasetResult(
-        spec, nobs, n_columns, build_seconds, plume_times, logit_times, data_notes
+        spec, nobs, n_columns, build_seconds, plume.times, logit_est.times, data_notes
     )
 
 
@@ -299,6 +276,9 @@ def table_row(result: DatasetResult) -> list[str]:
     ]
     if not pl.info["converged"]:
         notes.append(f"PLUME stopped: {pl.info['message']}")
+    for label, times in (("PLUME", pl), ("Logit", lo)):
+        if not times.deterministic:
+            notes.append(f"{label}: iterations/llf differ between repeats")
     paper = result.spec.paper_seconds
     return [
         result.spec.name,
@@ -349,6 +329,45 @@ def machine_info() -> list[str]:
     return info
 
 
+def package_info() -> str:
+    """Where plumestats was imported from, and the git state of that checkout."""
+    location = Path(plumestats.__file__).resolve().parent
+    text = f"plumestats {plumestats.__version__} from `{location}`"
+    git = ["git", "-C", str(location.parent)]
+    try:
+        commit = subprocess.run(
+            [*git, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        changed = subprocess.run(
+            [*git, "status", "--porcelain", "--", location.name],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split("\n")
+    except (OSError, subprocess.CalledProcessError):
+        return text + " (not a git checkout)"
+    modified = sorted(line[3:] for line in changed if line.strip())
+    state = "clean" if not modified else "uncommitted changes: " + ", ".join(modified)
+    return text + f", git {commit} ({state})"
+
+
+def command_line() -> str:
+    """The exact command, with PYTHONPATH when it was set."""
+    command = shlex.join(sys.orig_argv)
+    pythonpath = os.environ.get("PYTHONPATH")
+    return f"PYTHONPATH={shlex.quote(pythonpath)} {command}" if pythonpath else command
+
+
+def load_average() -> str:
+    try:
+        return "/".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
 def blas_info() -> str:
     """BLAS library and thread count, if threadpoolctl is available."""
     try:
@@ -357,25 +376,31 @@ def blas_info() -> str:
         return ""
     pools = [p for p in threadpool_info() if p.get("user_api") == "blas"]
     return ", ".join(
-        f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} threads)"
+        f"{p.get('internal_api')} {p.get('version')} (threads: {p.get('num_threads')})"
         for p in pools
     )
 
 
-def report(results: list[DatasetResult], repeats: int) -> str:
+def report(
+    results: list[DatasetResult], repeats: int, package: str, loads: tuple[str, str]
+) -> str:
     """The Markdown document: context, table and method notes."""
     now = datetime.now(timezone.utc).astimezone()
     lines = [
         "# Fit speed: PLUME (K=2, gamma=1) vs statsmodels Logit",
         "",
         f"- date: {now.isoformat(timespec='seconds')}",
-        f"- command: `{shlex.join(sys.orig_argv)}` (cwd `{Path.cwd()}`)",
+        f"- command: `{command_line()}` (cwd `{Path.cwd()}`)",
+        f"- {package} (at start)",
         *(f"- {line}" for line in machine_info()),
+        f"- load average (1/5/15 min) at start {loads[0]}, at end {loads[1]}",
         f"- repeats: {repeats} per estimator, interleaved; wall-clock time of "
         "`.fit()` only, default settings for both estimators; Logit fitted on "
         "the PLUME model's design matrix (same columns)",
         "- paper PLUME s: the PLUME paper's fastest fit time (other hardware), "
         "for reference only",
+        "- PLUME iters: EM steps + Newton-Raphson steps; llf: log-likelihood at "
+        "the returned parameters (same design, so comparable with Logit's)",
         "",
         markdown_table(results),
         "",
@@ -416,6 +441,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--no-warmup", action="store_true", help="skip the untimed warm-up fits"
     )
     parser.add_argument(
+        "--blas-threads",
+        type=int,
+        default=None,
+        help="limit BLAS threads (needs threadpoolctl); default: BLAS's own choice",
+    )
+    parser.add_argument(
         "--output", type=Path, default=None, help="where to write the Markdown"
     )
     args = parser.parse_args(argv)
@@ -432,15 +463,38 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def blas_limit(threads: int | None) -> contextlib.AbstractContextManager:
+    """Context limiting the BLAS thread pools, or doing nothing."""
+    if threads is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=threads, user_api="blas")
+
+
+def run_all(args: argparse.Namespace) -> list[DatasetResult]:
+    return [
+        # one warm-up (on the first dataset) pays the one-off import/cache costs
+        benchmark_dataset(
+            DATASETS[name],
+            args.data_dir,
+            args.repeats,
+            warmup=index == 0 and not args.no_warmup,
+        )
+        for index, name in enumerate(args.datasets)
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    results = [
-        benchmark_dataset(
-            DATASETS[name], args.data_dir, args.repeats, warmup=not args.no_warmup
-        )
-        for name in args.datasets
-    ]
-    text = report(results, args.repeats)
+    load_at_start = load_average()
+    package = package_info()  # before the run: the files may change meanwhile
+    progress(f"plumestats: {package}; load average {load_at_start}")
+    with blas_limit(args.blas_threads):
+        results = run_all(args)
+        # inside the limit, so that the report shows the thread counts used
+        loads = (load_at_start, load_average())
+        text = report(results, args.repeats, package, loads)
     print(text)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(text, encoding="utf-8")
