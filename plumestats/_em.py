@@ -402,9 +402,12 @@ def run_em(
             message = "converged (change below rounding)" if converged else "stalled"
             break
         rel_change = (new_value - value) / max(1.0, abs(value))
-        old_params = params
+        # how far the fitted scores moved: the currency of separation, whatever
+        # the scale of the diverging coefficients (rare levels have tiny ones)
+        moved = new_terms.scores - terms.scores
         params, terms, value = new_params, new_terms, new_value
         record(value, kind)
+        moves.append(float(np.max(np.abs(moved))))
         if (
             kind == "newton"
             and full_newton
@@ -412,10 +415,6 @@ def run_em(
         ):
             converged, message = True, "converged (Newton step below tol)"
             break
-        # how far the fitted scores moved: the currency of separation, whatever
-        # the scale of the diverging coefficients (rare levels have tiny ones)
-        moved = linear_scores(params - old_params, problem.exog, problem.k)
-        moves.append(float(np.max(np.abs(moved))))
         if _diverging(history, moves):
             message = (
                 "diverging: the weights grow without bound while L barely rises "

@@ -28,10 +28,10 @@ finite input overflows: ``v - max(v) = -gamma (a - min_k a) <= 0``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
-from scipy.special import expit, log_expit, logsumexp
+from scipy.special import expit, log_expit
 
 __all__ = [
     "Terms",
@@ -66,14 +66,30 @@ def _shifted_gate_logits(scores: np.ndarray, gamma: float) -> np.ndarray:
         return -gamma * spread
 
 
-@dataclass(frozen=True)
+def _row_logsumexp(values: np.ndarray) -> np.ndarray:
+    """``log sum_k exp(values[n, k])`` as an ``(n, 1)`` column.
+
+    Plain numpy: for K columns this is several times faster than
+    ``scipy.special.logsumexp``, whose array-API layer dominates at this size.
+    """
+    peak = values.max(axis=1, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    return peak + np.log(np.exp(values - peak).sum(axis=1, keepdims=True))
+
+
 class Terms:
     """Per-observation quantities shared by the likelihood, its derivatives and EM.
+
+    Built from the log gate and log expert probabilities; everything else is
+    derived on first use, so that a line-search trial that only needs ``L`` (or
+    ``Q``) pays for nothing more.
 
     Attributes
     ----------
     loglikeobs : ndarray, shape (n,)
         Observation log-likelihoods ``l_n``.
+    log_gate, log_expert : ndarray, shape (n, K)
+        ``log g_nk`` and ``log sigmoid(y_n a_nk)``.
     resp : ndarray, shape (n, K)
         EM responsibilities ``r_nk`` (posterior probability of expert ``k``).
     gate : ndarray, shape (n, K)
@@ -82,19 +98,32 @@ class Terms:
         ``s_nk = y_n sigmoid(-y_n a_nk)``, the derivative of ``log sigmoid(y a)``.
     curvature : ndarray, shape (n, K)
         ``h_nk = sigmoid(a_nk) sigmoid(-a_nk)``.
-    log_gate : ndarray, shape (n, K)
-        ``log g_nk``.
-    log_expert : ndarray, shape (n, K)
-        ``log sigmoid(y_n a_nk)``.
     """
 
-    loglikeobs: np.ndarray
-    resp: np.ndarray
-    gate: np.ndarray
-    slope: np.ndarray
-    curvature: np.ndarray
-    log_gate: np.ndarray
-    log_expert: np.ndarray
+    def __init__(self, scores, y_pm, log_gate, log_expert, log_lik):
+        self.scores = scores
+        self.y_pm = y_pm
+        self.log_gate = log_gate
+        self.log_expert = log_expert
+        self._log_lik = log_lik
+        # a probability's log is <= 0; rounding in the normalised gate can give +eps
+        self.loglikeobs = np.minimum(log_lik[:, 0], 0.0)
+
+    @cached_property
+    def resp(self) -> np.ndarray:
+        return np.exp(self.log_gate + self.log_expert - self._log_lik)
+
+    @cached_property
+    def gate(self) -> np.ndarray:
+        return np.exp(self.log_gate)
+
+    @cached_property
+    def slope(self) -> np.ndarray:
+        return self.y_pm[:, None] * expit(-self.y_pm[:, None] * self.scores)
+
+    @cached_property
+    def curvature(self) -> np.ndarray:
+        return expit(self.scores) * expit(-self.scores)
 
     def score_weights(self, gamma: float) -> np.ndarray:
         """``dl_n / da_nk``; also the gradient of Q at ``pi = resp``."""
@@ -131,23 +160,12 @@ def compute_terms(scores: np.ndarray, y_pm: np.ndarray, gamma: float) -> Terms:
     gamma : float
         Gate sharpness.
     """
-    signed = y_pm[:, None] * scores
     gate_logits = _shifted_gate_logits(scores, gamma)
-    log_norm = logsumexp(gate_logits, axis=1, keepdims=True)
-    log_gate = gate_logits - log_norm
-    log_expert = log_expit(signed)
-    joint = log_gate + log_expert
-    log_lik = logsumexp(joint, axis=1, keepdims=True)
-    return Terms(
-        # a probability's log is <= 0; rounding in the normalised gate can give +eps
-        loglikeobs=np.minimum(log_lik[:, 0], 0.0),
-        resp=np.exp(joint - log_lik),
-        gate=np.exp(log_gate),
-        slope=y_pm[:, None] * expit(-signed),
-        curvature=expit(scores) * expit(-scores),
-        log_gate=log_gate,
-        log_expert=log_expert,
-    )
+    # the shifted logits peak at exactly 0, so no further shift is needed
+    log_gate = gate_logits - np.log(np.exp(gate_logits).sum(axis=1, keepdims=True))
+    log_expert = log_expit(y_pm[:, None] * scores)
+    log_lik = _row_logsumexp(log_gate + log_expert)
+    return Terms(scores, y_pm, log_gate, log_expert, log_lik)
 
 
 def compute_hard_terms(scores: np.ndarray, y_pm: np.ndarray) -> Terms:
@@ -159,21 +177,11 @@ def compute_hard_terms(scores: np.ndarray, y_pm: np.ndarray) -> Terms:
     ``-h`` on the active hyperplane and zero elsewhere). The log-likelihood is not
     differentiable where two scores tie, a set of measure zero.
     """
-    n_hyper = scores.shape[1]
     owner = np.argmin(scores, axis=1)
-    onehot = owner[:, None] == np.arange(n_hyper)[None, :]
-    signed = y_pm[:, None] * scores
-    log_expert = log_expit(signed)
-    indicator = onehot.astype(float)
-    return Terms(
-        loglikeobs=log_expert[np.arange(scores.shape[0]), owner],
-        resp=indicator,
-        gate=indicator,
-        slope=y_pm[:, None] * expit(-signed),
-        curvature=expit(scores) * expit(-scores),
-        log_gate=np.where(onehot, 0.0, -np.inf),
-        log_expert=log_expert,
-    )
+    onehot = owner[:, None] == np.arange(scores.shape[1])[None, :]
+    log_expert = log_expit(y_pm[:, None] * scores)
+    log_lik = log_expert[np.arange(scores.shape[0]), owner][:, None]
+    return Terms(scores, y_pm, np.where(onehot, 0.0, -np.inf), log_expert, log_lik)
 
 
 def q_value(terms: Terms, resp: np.ndarray) -> float:
@@ -207,7 +215,7 @@ def predict_mean(scores: np.ndarray, gamma: float, sign: float = 1.0) -> np.ndar
     """``sum_k g_k sigmoid(sign * a_k)``: P(inside | x) for ``sign=1``, P(outside)
     for ``sign=-1`` (computed directly, not as one minus, to keep small tails)."""
     gate_logits = _shifted_gate_logits(scores, gamma)
-    log_p = logsumexp(gate_logits + log_expit(sign * scores), axis=1) - logsumexp(
-        gate_logits, axis=1
+    log_p = _row_logsumexp(gate_logits + log_expit(sign * scores)) - _row_logsumexp(
+        gate_logits
     )
-    return np.minimum(np.exp(log_p), 1.0)
+    return np.minimum(np.exp(log_p[:, 0]), 1.0)
