@@ -351,6 +351,11 @@ def run_em(
         grad = problem.gradient(params, terms)
         outcome = None
         kind = "em"
+        if newton_phase and _vanished_gradient(grad, problem):
+            # a rank-deficient design leaves flat directions: minus the Hessian is
+            # singular for ever, but a gradient at rounding level is a maximum
+            converged, message = True, "converged (gradient vanished)"
+            break
         if newton_phase:
             neg_hess = problem.neg_hessian(terms)
             first = _damped_solve(neg_hess, grad, 0.0, newton_memory.get("lam", 0.0))
@@ -465,6 +470,11 @@ def _diverging(history: list[float], moves: list[float]) -> bool:
 def _rounding(value: float) -> float:
     """What the rounding error of a sum like L amounts to."""
     return 64.0 * np.finfo(float).eps * max(1.0, abs(value))
+
+
+def _vanished_gradient(grad: np.ndarray, problem: Problem) -> bool:
+    """Mean score per observation at rounding level (standardised coordinates)."""
+    return bool(np.max(np.abs(grad)) <= 1e-12 * max(1, problem.exog.shape[0]))
 
 
 def _small_gradient(grad: np.ndarray, problem: Problem, options: EMOptions) -> bool:

@@ -30,6 +30,8 @@ from ._validation import (
 __all__ = ["PolyhedralMixtureLogit"]
 
 PREDICT_WHICH = ("mean", "decision", "gate", "expert", "linear")
+# what statsmodels' from_formula passes on to the model, besides our arguments
+_FORMULA_KEYWORDS = frozenset({"missing_idx", "formula", "model_spec", "hasconst"})
 DIRECT_METHODS = ("newton", "bfgs", "lbfgs", "ncg", "cg", "nm", "powell")
 FIT_METHODS = ("em", *DIRECT_METHODS)
 
@@ -101,6 +103,17 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         check_choice(missing, "missing", ("none", "drop", "raise"))
         if exog is None:
             raise ValueError("exog is required; pass a design with a constant column")
+        unknown = set(kwargs) - _FORMULA_KEYWORDS
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__} got unexpected keyword arguments: "
+                f"{sorted(unknown)}"
+            )
+        if np.size(endog) == 0:
+            raise ValueError(
+                "there are no observations: endog is empty (after dropping missing "
+                "values, if missing='drop')"
+            )
         endog, prepared_mapping = prepare_endog(endog)
         super().__init__(endog, exog, missing=missing, **kwargs)
         # GenericLikelihoodModel copies every keyword onto the instance; the patsy
