@@ -108,8 +108,9 @@ def test_hard_model_is_the_large_gamma_limit(simulated):
     assert np.max(gaps[1000.0]) < np.max(gaps[10.0])
     # and the hard likelihood is PLUME's in the limit, at the same parameters
     params = hard.params.to_numpy()
-    very_soft = ps.PolyhedralMixtureLogit(hard.model.endog, hard.model.exog, k=3,
-                                          gamma=1e4)
+    very_soft = ps.PolyhedralMixtureLogit(
+        hard.model.endog, hard.model.exog, k=3, gamma=1e4
+    )
     assert very_soft.loglike(params) == pytest.approx(hard.llf, rel=1e-4)
 
 

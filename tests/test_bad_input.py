@@ -1,0 +1,726 @@
+"""Issue 4: every way the input can be wrong ends in a specific, helpful error or a
+statsmodels warning — never a bare numpy/scipy/patsy traceback, never NaN
+parameters reported as a success.
+
+Each test states what a user *should* get. The expected messages are matched on a
+fragment that names the problem (the argument, the column, the count of bad rows)
+rather than on a full sentence, so the wording stays free. The table of cases, with
+the status of each, is docs/errors.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from patsy import PatsyError
+from statsmodels.tools.sm_exceptions import (
+    ConvergenceWarning,
+    HessianInversionWarning,
+    MissingDataError,
+    ModelWarning,
+    PerfectSeparationWarning,
+)
+
+import plumestats.api as ps
+from plumestats import PolyhedralMixtureLogit
+
+FORMULA = "y ~ x1 + x2"
+
+
+# --------------------------------------------------------------------- helpers
+@functools.cache
+def _simulated(nobs: int, k: int, seed: int, noise: float) -> pd.DataFrame:
+    data, _ = ps.simulate_polyhedron(nobs, d=2, k=k, noise=noise, random_state=seed)
+    return data
+
+
+def simulated(nobs=200, k=2, seed=0, noise=0.1) -> pd.DataFrame:
+    """A small simulated polyhedron problem (a fresh copy, safe to modify)."""
+    return _simulated(nobs, k, seed, noise).copy()
+
+
+def design(data: pd.DataFrame) -> np.ndarray:
+    """Array-interface design: a constant and x1, x2 (named const, x1, x2)."""
+    return np.column_stack([np.ones(len(data)), data[["x1", "x2"]].to_numpy()])
+
+
+def names_column_and_count(column: str, count: int) -> str:
+    """A pattern for a message that names a column and a count, in either order."""
+    col, num = rf"\b{re.escape(column)}\b", rf"\b{count}\b"
+    return rf"(?s)({col}.*{num}|{num}.*{col})"
+
+
+def assert_refused_or_warned(build_and_fit, *names: str) -> None:
+    """A ValueError, or a statsmodels ModelWarning, whose message names every one of
+    ``names`` (issue 4 allows either for a rank-deficient design); when the fit goes
+    ahead with a warning it must not report NaN parameters."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            res = build_and_fit()
+        except ValueError as exc:
+            messages, res = [str(exc)], None
+        else:
+            messages = [
+                str(w.message) for w in caught if issubclass(w.category, ModelWarning)
+            ]
+    found = [
+        m for m in messages if all(re.search(rf"\b{re.escape(n)}\b", m) for n in names)
+    ]
+    assert found, (
+        f"expected a ValueError or a statsmodels warning naming {names}; got "
+        f"{[f'{w.category.__name__}: {str(w.message)[:120]}' for w in caught]}"
+    )
+    if res is not None:
+        assert np.all(np.isfinite(np.asarray(res.params)))
+
+
+@pytest.fixture(scope="module")
+def fitted_with_factor():
+    """A fit with a categorical factor, for the prediction tests."""
+    data = simulated(300, seed=1)
+    data["g"] = np.array(["a", "b", "c"])[np.arange(len(data)) % 3]
+    res = ps.plume("y ~ x1 + x2 + C(g)", data, k=2).fit()
+    return data, res
+
+
+# ===================================================================== outcome
+@pytest.mark.parametrize("interface", ["formula", "array"])
+@pytest.mark.parametrize("kind", ["numeric", "strings"])
+def test_outcome_with_three_levels_is_refused(interface, kind):
+    data = simulated()
+    levels = np.arange(len(data)) % 3
+    data["y"] = levels if kind == "numeric" else np.array(["a", "b", "c"])[levels]
+    with pytest.raises(ValueError, match=r"(?s)\b3\b.*level|level.*\b3\b"):
+        if interface == "formula":
+            ps.plume(FORMULA, data, k=2)
+        else:
+            PolyhedralMixtureLogit(data["y"], design(data), k=2)
+
+
+@pytest.mark.parametrize("interface", ["formula", "array"])
+@pytest.mark.parametrize("value", [1, 0, "yes"])
+def test_outcome_with_one_level_is_refused(interface, value):
+    data = simulated().assign(y=value)
+    with pytest.raises(ValueError, match=r"(?s)\b1\b.*level|level.*\b1\b|one level"):
+        if interface == "formula":
+            ps.plume(FORMULA, data, k=2)
+        else:
+            PolyhedralMixtureLogit(data["y"], design(data), k=2)
+
+
+CODINGS = {
+    # name: (recode 0/1 -> coding, label of the class coded 1 in the summary)
+    "minus_one_plus_one": (lambda y: 2 * y - 1, "1"),
+    "strings_no_yes": (lambda y: np.where(y == 1, "yes", "no"), "yes"),
+    "booleans": (lambda y: y == 1, "True"),
+    "categorical": (
+        lambda y: pd.Categorical(
+            np.where(y == 1, "yes", "no"), categories=["no", "yes"]
+        ),
+        "yes",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def reference_fit():
+    data = simulated(300, seed=2)
+    return data, ps.plume(FORMULA, data, k=2).fit()
+
+
+@pytest.mark.parametrize("coding", list(CODINGS))
+def test_two_level_outcome_codings_are_accepted_by_formula(coding, reference_fit):
+    """Strings, booleans, categoricals and -1/+1 map to 0/1 (the second level is the
+    inside class), give the 0/1 fit, and the summary shows the inside label."""
+    data, reference = reference_fit
+    recode, label = CODINGS[coding]
+    recoded = data.assign(y=recode(data["y"].to_numpy()))
+    res = ps.plume(FORMULA, recoded, k=2).fit()
+    np.testing.assert_allclose(res.params, reference.params, rtol=1e-8, atol=1e-10)
+    assert res.llf == pytest.approx(reference.llf, rel=1e-10)
+    np.testing.assert_allclose(res.predict(recoded), reference.predict(data))
+    assert re.search(rf"Inside class:\s+{re.escape(label)}\b", str(res.summary()))
+
+
+@pytest.mark.parametrize("coding", list(CODINGS))
+def test_two_level_outcome_codings_are_accepted_by_arrays(coding, reference_fit):
+    data, _ = reference_fit
+    exog = design(data)
+    reference = PolyhedralMixtureLogit(data["y"].to_numpy(), exog, k=2).fit()
+    recode, label = CODINGS[coding]
+    endog = pd.Series(recode(data["y"].to_numpy()), name="y")
+    res = PolyhedralMixtureLogit(endog, exog, k=2).fit()
+    np.testing.assert_allclose(res.params, reference.params, rtol=1e-8, atol=1e-10)
+    assert re.search(rf"Inside class:\s+{re.escape(label)}\b", str(res.summary()))
+
+
+def test_inside_accepts_a_string_label(reference_fit):
+    data, _ = reference_fit
+    recoded = data.assign(y=np.where(data["y"] == 1, "yes", "no"))
+    by_label = ps.plume(FORMULA, recoded, k=2, inside="no")
+    assert by_label._inside_code == 0
+    with pytest.raises(ValueError, match=r"inside must be one of.*'no'.*'yes'"):
+        ps.plume(FORMULA, recoded, k=2, inside="maybe")
+
+
+@pytest.mark.parametrize("interface", ["formula", "array"])
+def test_nan_in_outcome_with_missing_none_is_an_error(interface):
+    data = simulated().astype({"y": float})
+    data.loc[5, "y"] = np.nan
+    with pytest.raises(ValueError, match=r"(?s)\b1 missing value.*missing='drop'"):
+        if interface == "formula":
+            ps.plume(FORMULA, data, k=2, missing="none")
+        else:
+            PolyhedralMixtureLogit(data["y"], design(data), k=2, missing="none")
+
+
+def test_nan_in_outcome_is_dropped_by_the_formula_default():
+    data = simulated().astype({"y": float})
+    data.loc[[5, 9], "y"] = np.nan
+    res = ps.plume(FORMULA, data, k=2).fit()  # statsmodels: formulas drop by default
+    assert res.nobs == len(data) - 2
+    clean = ps.plume(FORMULA, data.dropna(), k=2).fit()
+    assert res.llf == pytest.approx(clean.llf, rel=1e-12)
+
+
+def test_outcome_left_with_one_class_after_dropping_rows():
+    """missing='drop' removed every row of one class: say so, not just 'one level'."""
+    data = simulated()
+    data.loc[data["y"] == 0, "x1"] = np.nan
+    with pytest.raises(ValueError, match=r"(?is)level.*drop|drop.*level"):
+        ps.plume(FORMULA, data, k=2, missing="drop")
+
+
+def test_outcome_with_two_columns_is_refused():
+    """A slip such as endog=data[["y", "x1"]] must not be decoded silently."""
+    data = simulated()
+    with pytest.raises(ValueError, match=r"one column"):
+        PolyhedralMixtureLogit(data[["y", "x1"]], design(data), k=2)
+    with pytest.raises(ValueError, match=r"one column"):
+        PolyhedralMixtureLogit(data[["y", "x1"]].to_numpy(), design(data), k=2)
+
+
+# ==================================================================== features
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("interface", ["formula", "array"])
+def test_bad_feature_values_with_missing_none_name_column_and_count(bad, interface):
+    data = simulated()
+    data.loc[[3, 7], "x1"] = bad
+    with pytest.raises(ValueError, match=names_column_and_count("x1", 2)):
+        if interface == "formula":
+            ps.plume(FORMULA, data, k=2, missing="none").fit()
+        else:
+            PolyhedralMixtureLogit(data["y"], design(data), k=2).fit()
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf], ids=["inf", "-inf"])
+def test_inf_in_features_is_not_missing_under_drop(bad):
+    """statsmodels drops NaN only; an infinite feature is an error naming it."""
+    data = simulated()
+    data.loc[[3, 7], "x1"] = bad
+    with pytest.raises(ValueError, match=names_column_and_count("x1", 2)):
+        ps.plume(FORMULA, data, k=2, missing="drop").fit()
+
+
+@pytest.mark.parametrize("interface", ["formula", "array"])
+def test_missing_drop_drops_rows(interface):
+    data = simulated().astype({"y": float})
+    data.loc[[3, 7], "x1"] = np.nan
+    data.loc[11, "y"] = np.nan
+    if interface == "formula":
+        model = ps.plume(FORMULA, data, k=2, missing="drop")
+    else:
+        model = PolyhedralMixtureLogit(data["y"], design(data), k=2, missing="drop")
+    res = model.fit()
+    assert res.nobs == len(data) - 3
+    assert model.endog.shape == (len(data) - 3,)
+    clean = ps.plume(FORMULA, data.dropna(), k=2).fit()
+    assert res.llf == pytest.approx(clean.llf, rel=1e-10)
+
+
+@pytest.mark.parametrize("interface", ["formula", "array"])
+@pytest.mark.parametrize("column", ["x1", "y"])
+def test_missing_raise_raises_naming_the_column(interface, column):
+    data = simulated().astype({"y": float})
+    data.loc[[3, 7], column] = np.nan
+    # statsmodels' own class for missing='raise' is accepted, with a message that
+    # names the column (for an array outcome: endog or its name y)
+    pattern = r"\bx1\b" if column == "x1" else r"\b(y|endog)\b"
+    with pytest.raises((MissingDataError, ValueError), match=pattern):
+        if interface == "formula":
+            ps.plume(FORMULA, data, k=2, missing="raise")
+        else:
+            PolyhedralMixtureLogit(data["y"], design(data), k=2, missing="raise")
+
+
+@pytest.mark.parametrize(
+    "column, value", [("batch", 3.0), ("zero_col", 0.0)], ids=["constant", "zeros"]
+)
+def test_constant_column_besides_the_intercept(column, value):
+    data = simulated().assign(**{column: value})
+    assert_refused_or_warned(
+        lambda: ps.plume(f"{FORMULA} + {column}", data, k=2).fit(), column
+    )
+
+
+@pytest.mark.parametrize("interface", ["formula", "array"])
+def test_duplicated_column(interface):
+    data = simulated().assign(x3=lambda d: d["x1"])
+
+    def build_and_fit():
+        if interface == "formula":
+            return ps.plume(f"{FORMULA} + x3", data, k=2).fit()
+        exog = pd.DataFrame(design(data), columns=["const", "x1", "x2"])
+        return PolyhedralMixtureLogit(data["y"], exog.assign(x3=data["x1"]), k=2).fit()
+
+    assert_refused_or_warned(build_and_fit, "x1", "x3")
+
+
+def test_collinear_columns():
+    data = simulated().assign(x3=lambda d: d["x1"] + 2 * d["x2"])
+    assert_refused_or_warned(
+        lambda: ps.plume(f"{FORMULA} + x3", data, k=2).fit(), "x1", "x2", "x3"
+    )
+
+
+def test_more_parameters_than_observations_suggests_a_smaller_k():
+    data = simulated(200, seed=3)
+    small = pd.concat([data[data.y == 0].head(5), data[data.y == 1].head(5)])
+    with pytest.raises(ValueError, match=r"smaller k") as info:
+        ps.plume(FORMULA, small, k=5).fit()  # 15 parameters, 10 observations
+    assert re.search(r"\b15\b", str(info.value)) and re.search(
+        r"\b10\b", str(info.value)
+    )
+
+
+@pytest.mark.parametrize("interface", ["formula", "array"])
+def test_empty_data(interface):
+    data = simulated().iloc[:0]
+    with pytest.raises(ValueError, match=r"(?i)empty|no observations|\b0 obs"):
+        if interface == "formula":
+            ps.plume(FORMULA, data, k=2).fit()
+        else:
+            PolyhedralMixtureLogit(data["y"], design(data), k=1).fit()
+
+
+@pytest.mark.parametrize("interface", ["formula", "array"])
+def test_single_row(interface):
+    data = simulated().iloc[:1]
+    with pytest.raises(ValueError, match=r"(?i)\b1 (observation|row)"):
+        if interface == "formula":
+            ps.plume(FORMULA, data, k=1).fit()
+        else:
+            PolyhedralMixtureLogit(data["y"], design(data), k=1).fit()
+
+
+def test_non_numeric_feature_column_is_named():
+    data = simulated()
+    exog = pd.DataFrame(design(data), columns=["const", "x1", "x2"]).assign(grp="a")
+    with pytest.raises((TypeError, ValueError), match=r"\bgrp\b"):
+        PolyhedralMixtureLogit(data["y"], exog, k=2)
+
+
+def test_endog_and_exog_of_different_lengths():
+    data = simulated()
+    with pytest.raises(ValueError, match=r"different sizes"):
+        PolyhedralMixtureLogit(data["y"].to_numpy()[:-1], design(data), k=2)
+
+
+def test_exog_is_required():
+    data = simulated()
+    with pytest.raises(ValueError, match=r"exog is required"):
+        PolyhedralMixtureLogit(data["y"], None, k=2)
+
+
+def test_unknown_column_in_the_formula_is_named():
+    # patsy's own error, as for statsmodels' formula models; it names the column
+    with pytest.raises(PatsyError, match=r"\bx9\b"):
+        ps.plume("y ~ x1 + x9", simulated(), k=2)
+
+
+# =================================================================== arguments
+@pytest.mark.parametrize(
+    "k", [0, -1, 2.5, "2", None, True, np.nan], ids=lambda v: repr(v)
+)
+def test_bad_k_names_the_argument(k):
+    with pytest.raises(ValueError, match=r"k must be an integer >= 1"):
+        ps.plume(FORMULA, simulated(), k=k)
+
+
+@pytest.mark.parametrize(
+    "gamma",
+    [0, -1.0, np.nan, np.inf, -np.inf, "1", None, np.array([1.0, 2.0])],
+    ids=lambda v: repr(v),
+)
+def test_bad_gamma_names_the_argument(gamma):
+    with pytest.raises(ValueError, match=r"gamma must be a finite number > 0"):
+        ps.plume(FORMULA, simulated(), k=2, gamma=gamma)
+
+
+def test_numpy_scalars_are_accepted_for_k_and_gamma():
+    res = ps.plume(FORMULA, simulated(), k=np.int64(2), gamma=np.float64(2.0)).fit()
+    assert res.k == 2 and res.gamma == 2.0
+
+
+@pytest.mark.parametrize("maxiter", [0, -5, 1.5, "100", None], ids=lambda v: repr(v))
+def test_bad_maxiter_names_the_argument(maxiter):
+    model = ps.plume(FORMULA, simulated(), k=2)
+    with pytest.raises(ValueError, match=r"maxiter must be an integer >= 1"):
+        model.fit(maxiter=maxiter)
+
+
+@pytest.mark.parametrize(
+    "tol", [0, -1e-8, np.nan, np.inf, "1e-8"], ids=lambda v: repr(v)
+)
+def test_bad_tol_names_the_argument(tol):
+    model = ps.plume(FORMULA, simulated(), k=2)
+    with pytest.raises(ValueError, match=r"tol must be a finite number > 0"):
+        model.fit(tol=tol)
+
+
+@pytest.mark.parametrize(
+    "argument, value, allowed",
+    [
+        ("mstep", "simplex", "'newton', 'gradient', 'bfgs'"),
+        ("init", "pca", "'kmeans', 'logit', 'random'"),
+        ("cov_type", "HC3", "'nonrobust', 'HC0', 'cluster'"),
+        ("method", "lm", "'em', 'newton'"),
+    ],
+)
+def test_unknown_fit_choice_lists_the_allowed_values(argument, value, allowed):
+    model = ps.plume(FORMULA, simulated(), k=2)
+    pattern = rf"{argument} must be one of .*{re.escape(allowed)}.*{value}"
+    with pytest.raises(ValueError, match=pattern):
+        model.fit(**{argument: value})
+
+
+@pytest.mark.parametrize("interface", ["formula", "array"])
+def test_unknown_missing_option_lists_the_allowed_values(interface):
+    data = simulated()
+    with pytest.raises(ValueError, match=r"missing must be one of 'none', 'drop'"):
+        if interface == "formula":
+            ps.plume(FORMULA, data, k=2, missing="zap")
+        else:
+            PolyhedralMixtureLogit(data["y"], design(data), k=2, missing="zap")
+
+
+@pytest.mark.parametrize("method", ["em", "newton", "bfgs"])
+def test_unknown_fit_keyword_is_a_type_error(method):
+    model = ps.plume(FORMULA, simulated(), k=2)
+    with pytest.raises(TypeError, match=r"\bfoo\b"):
+        model.fit(method=method, foo=1)
+
+
+@pytest.mark.parametrize("interface", ["formula", "array"])
+def test_unknown_model_keyword_is_a_type_error(interface):
+    """A typo such as gama=2 must not be accepted silently (gamma stays 1)."""
+    data = simulated()
+    with pytest.raises(TypeError, match=r"\bgama\b"):
+        if interface == "formula":
+            ps.plume(FORMULA, data, k=2, gama=2.0)
+        else:
+            PolyhedralMixtureLogit(data["y"], design(data), k=2, gama=2.0)
+
+
+@pytest.mark.parametrize(
+    "argument, value, pattern",
+    [
+        ("n_init", 0, r"n_init must be an integer >= 1"),
+        ("alpha", -1.0, r"alpha must be a finite number >= 0"),
+        ("alpha", np.nan, r"alpha must be a finite number >= 0"),
+    ],
+)
+def test_bad_n_init_and_alpha_name_the_argument(argument, value, pattern):
+    model = ps.plume(FORMULA, simulated(), k=2)
+    with pytest.raises(ValueError, match=pattern):
+        model.fit(**{argument: value})
+
+
+def test_bad_random_state_names_the_argument():
+    model = ps.plume(FORMULA, simulated(), k=2)
+    with pytest.raises((TypeError, ValueError), match=r"random_state"):
+        model.fit(random_state="abc")
+
+
+def test_start_params_of_the_wrong_length():
+    model = ps.plume(FORMULA, simulated(), k=2)
+    with pytest.raises(ValueError, match=r"start_params must have 6 values"):
+        model.fit(start_params=np.zeros(5))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf], ids=["nan", "inf"])
+def test_non_finite_start_params(bad):
+    model = ps.plume(FORMULA, simulated(), k=2)
+    start = np.array([bad, 0.0, 0.0, 1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match=r"start_params"):
+        model.fit(start_params=start)
+
+
+# ==================================================================== numerics
+@pytest.mark.parametrize(
+    "scale_x1, scale_x2",
+    [(1e-8, 1e-8), (1e8, 1e8), (1e-8, 1e8)],
+    ids=["both_1e-8", "both_1e8", "mixed"],
+)
+def test_extreme_feature_scales_fit_fine(scale_x1, scale_x2):
+    data = simulated(300, seed=3)
+    base = ps.plume(FORMULA, data, k=2).fit()
+    scaled = data.assign(x1=data["x1"] * scale_x1, x2=data["x2"] * scale_x2)
+    res = ps.plume(FORMULA, scaled, k=2).fit()  # no warning of any kind
+    assert res.converged
+    assert res.llf == pytest.approx(base.llf, rel=1e-8)
+    np.testing.assert_allclose(res.predict(scaled), base.predict(data), atol=1e-6)
+    assert np.all(np.isfinite(res.bse))
+
+
+@pytest.mark.parametrize("gamma", [1e-4, 1e-2, 1.0, 10.0, 1e3])
+def test_gamma_across_seven_orders_of_magnitude_fits_fine(gamma):
+    data = simulated(400, seed=2)
+    res = ps.plume(FORMULA, data, k=2, gamma=gamma).fit(maxiter=1000)
+    assert res.converged
+    assert np.isfinite(res.llf)
+    assert np.all(np.isfinite(res.params)) and np.all(np.isfinite(res.bse))
+
+
+@pytest.fixture(scope="module")
+def array_model():
+    data = simulated(100, seed=4)
+    return PolyhedralMixtureLogit(data["y"].to_numpy(), design(data), k=2)
+
+
+@pytest.mark.parametrize(
+    "magnitude", [1e10, 1e100, 1e300, 1e308, np.finfo(float).max], ids=str
+)
+def test_huge_parameters_give_finite_or_minus_inf_without_warnings(
+    magnitude, array_model
+):
+    params = magnitude * np.random.default_rng(1).uniform(-1, 1, array_model.nparams)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        llobs = array_model.loglikeobs(params)
+        llf = array_model.loglike(params)
+        prob = array_model.predict(params)
+        gate = array_model.predict(params, which="gate")
+    assert not np.isnan(llobs).any() and np.all(llobs <= 0)
+    assert not np.isnan(llf) and llf <= 0
+    assert np.all((prob >= 0) & (prob <= 1))
+    np.testing.assert_allclose(gate.sum(axis=1), 1.0)
+
+
+def test_nan_parameters_are_refused_by_loglike_and_predict(array_model):
+    params = np.array([np.nan, 0.0, 0.0, 1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match=r"(?is)params.*nan|nan.*params"):
+        array_model.loglike(params)
+    with pytest.raises(ValueError, match=r"(?is)params.*nan|nan.*params"):
+        array_model.predict(params)
+
+
+@pytest.mark.parametrize("which", ["loglike", "predict"])
+def test_parameters_of_the_wrong_length_are_named(which, array_model):
+    with pytest.raises(ValueError, match=r"(?s)params.*\b6\b"):
+        getattr(array_model, which)(np.zeros(5))
+
+
+def test_identical_experts_are_a_saddle_the_fit_escapes():
+    """Two copies of the logit fit are a stationary point with zero gradient but
+    negative curvature (a saddle, not a maximum): the fit must not stop there. It
+    steps along the direction of negative curvature and goes on to a maximum."""
+    data = simulated(300, seed=5)
+    logit = ps.plume(FORMULA, data, k=1).fit()
+    model = ps.plume(FORMULA, data, k=2)
+    start = np.tile(np.asarray(logit.params), 2)
+    assert np.linalg.eigvalsh(-model.hessian(start)).min() < 0
+    with warnings.catch_warnings():
+        # the maximum K = 2 reaches on these data may itself be separated
+        warnings.simplefilter("ignore", PerfectSeparationWarning)
+        warnings.simplefilter("ignore", HessianInversionWarning)
+        res = model.fit(start_params=start)
+    assert "escape" in res.mle_retvals["steps"]
+    assert res.llf > model.loglike(start) + 1.0
+    blocks = np.asarray(res.params).reshape(2, -1)
+    assert not np.allclose(blocks[0], blocks[1])
+
+
+def test_more_experts_than_the_data_support_give_nan_bse():
+    """Intercept-only with k=2: L depends on (w1, w2) only through one probability,
+    so the maximum is a ridge and the information is singular there. The fit must
+    reach at least the k=1 likelihood and report NaN bse with a warning, not a
+    'converged' fit with finite standard errors."""
+    data = simulated(300, seed=0)
+    logit = ps.plume("y ~ 1", data, k=1).fit()
+    with (
+        pytest.warns(HessianInversionWarning, match=r"cannot be inverted"),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = ps.plume("y ~ 1", data, k=2).fit()
+    assert np.all(np.isnan(np.asarray(res.bse)))
+    assert res.llf >= logit.llf - 1e-8
+
+
+def test_k_larger_than_the_distinct_points_gives_no_scipy_warning():
+    """One binary feature: the outside class sits on two points, fewer than k=3
+    k-means clusters. Only statsmodels warnings may come out, never a RuntimeWarning
+    from scipy's k-means, and NaN bse must come with a HessianInversionWarning."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2, 200)
+    y = (rng.random(200) < np.where(x == 1, 0.7, 0.3)).astype(int)
+    data = pd.DataFrame({"x": x, "y": y})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = ps.plume("y ~ x", data, k=3).fit()
+    foreign = [
+        f"{w.category.__name__}: {w.message}"
+        for w in caught
+        if not issubclass(w.category, ModelWarning)
+    ]
+    assert not foreign
+    assert np.all(np.isfinite(np.asarray(res.params)))
+    if not np.all(np.isfinite(np.asarray(res.bse))):
+        assert any(issubclass(w.category, HessianInversionWarning) for w in caught)
+
+
+# ================================================================== prediction
+def test_predict_with_a_missing_column_names_it(fitted_with_factor):
+    data, res = fitted_with_factor
+    with pytest.raises(ValueError, match=r"\bx2\b"):
+        res.predict(data.drop(columns="x2"))
+
+
+def test_predict_with_an_unseen_level_names_it(fitted_with_factor):
+    data, res = fitted_with_factor
+    new = data.iloc[:5].assign(g=["a", "b", "unseen_lvl", "a", "c"])
+    with pytest.raises(ValueError, match=r"unseen_lvl"):
+        res.predict(new)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf], ids=["nan", "inf"])
+def test_predict_with_bad_values_gives_an_error_or_a_nan_row(bad, fitted_with_factor):
+    """Either a ValueError naming the column, or the row's prediction is NaN (a
+    valid probability for +inf) with the other rows unchanged and no warning."""
+    data, res = fitted_with_factor
+    new = data.iloc[:6].copy()
+    new.loc[new.index[2], "x1"] = bad
+    try:
+        pred = res.predict(new)
+    except ValueError as exc:
+        assert re.search(r"\bx1\b", str(exc)), str(exc)
+        return
+    pred = np.asarray(pred, dtype=float)
+    assert pred.shape == (6,)
+    assert np.isnan(pred[2]) or (np.isinf(bad) and 0 <= pred[2] <= 1)
+    clean = np.asarray(res.predict(new.drop(index=new.index[2])))
+    np.testing.assert_allclose(np.delete(pred, 2), clean)
+
+
+def test_predict_with_a_design_of_the_wrong_width(fitted_with_factor):
+    _, res = fitted_with_factor
+    with pytest.raises(ValueError, match=r"exog has 2 columns but the model has 5"):
+        res.predict(np.zeros((3, 2)), transform=False)
+
+
+def test_predict_with_an_unknown_which(fitted_with_factor):
+    data, res = fitted_with_factor
+    with pytest.raises(ValueError, match=r"which must be one of"):
+        res.predict(data, which="prob")
+
+
+# ================================================================= persistence
+def test_save_load_round_trip_gives_identical_predictions(tmp_path):
+    data = simulated(300, seed=6).astype({"x1": float})
+    data["g"] = np.array(["a", "b"])[np.arange(len(data)) % 2]
+    data.loc[4, "x1"] = np.nan  # dropped by the formula default
+    res = ps.plume("y ~ x1 + x2 + C(g)", data, k=2).fit()
+    path = tmp_path / "plume.pickle"
+    res.save(path)
+    loaded = ps.PolyhedralMixtureLogitResults.load(path)
+    new = data.dropna().iloc[:50]
+    np.testing.assert_array_equal(loaded.predict(new), res.predict(new))
+    np.testing.assert_array_equal(loaded.params, res.params)
+    assert loaded.nobs == res.nobs == len(data) - 1
+
+
+# ================================================================= invariances
+@pytest.fixture(scope="module")
+def three_faces():
+    data = simulated(300, k=3, seed=4, noise=0.05)
+    return data, ps.plume(FORMULA, data, k=3).fit()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_shuffling_rows_changes_nothing(seed, three_faces):
+    data, base = three_faces
+    res = ps.plume(FORMULA, data.sample(frac=1, random_state=seed), k=3).fit()
+    assert res.llf == pytest.approx(base.llf, rel=1e-8)
+    np.testing.assert_allclose(
+        res.hyperplanes.to_numpy(), base.hyperplanes.to_numpy(), rtol=1e-6, atol=1e-8
+    )
+
+
+def test_rescaling_a_feature_by_1000_keeps_the_predictions(three_faces):
+    data, base = three_faces
+    scaled = data.assign(x1=data["x1"] * 1000)
+    res = ps.plume(FORMULA, scaled, k=3).fit()
+    np.testing.assert_allclose(res.predict(scaled), base.predict(data), atol=1e-6)
+    np.testing.assert_allclose(
+        res.hyperplanes["x1"] * 1000, base.hyperplanes["x1"], rtol=1e-6
+    )
+
+
+def test_duplicating_every_row_doubles_the_loglikelihood(three_faces):
+    data, base = three_faces
+    doubled = ps.plume(FORMULA, pd.concat([data, data], ignore_index=True), k=3)
+    params = np.asarray(base.params)
+    assert doubled.loglike(params) == pytest.approx(2 * base.llf, rel=1e-12)
+    away = params + 0.1  # away from the optimum, where the score is not ~0
+    np.testing.assert_allclose(
+        doubled.score(away), 2 * base.model.score(away), rtol=1e-10
+    )
+
+
+# Issue 4 is in progress: these cases do not yet get the behaviour the tests
+# demand (current behaviour in docs/errors.md). conftest.py marks them strict
+# xfails, so a fix turns its test red until its entry is removed here.
+NOT_YET = {
+    "test_nan_in_outcome_with_missing_none_is_an_error[formula]": "patsy's own 'factor contains missing values' comes first",  # noqa: E501
+    "test_outcome_left_with_one_class_after_dropping_rows": "the error does not say that dropping rows caused it",  # noqa: E501
+    "test_outcome_with_two_columns_is_refused": "a two-column DataFrame endog is read as patsy indicator columns",  # noqa: E501
+    "test_bad_feature_values_with_missing_none_name_column_and_count[formula-nan]": "statsmodels/patsy raise before check_design can name the column",  # noqa: E501
+    "test_bad_feature_values_with_missing_none_name_column_and_count[formula-inf]": "statsmodels/patsy raise before check_design can name the column",  # noqa: E501
+    "test_bad_feature_values_with_missing_none_name_column_and_count[array-nan]": "statsmodels/patsy raise before check_design can name the column",  # noqa: E501
+    "test_bad_feature_values_with_missing_none_name_column_and_count[array-inf]": "statsmodels/patsy raise before check_design can name the column",  # noqa: E501
+    "test_bad_feature_values_with_missing_none_name_column_and_count[array--inf]": "statsmodels/patsy raise before check_design can name the column",  # noqa: E501
+    "test_inf_in_features_is_not_missing_under_drop[inf]": "statsmodels raises MissingDataError without the column",  # noqa: E501
+    "test_missing_raise_raises_naming_the_column[x1-formula]": "statsmodels/patsy messages do not name the column",  # noqa: E501
+    "test_missing_raise_raises_naming_the_column[x1-array]": "statsmodels/patsy messages do not name the column",  # noqa: E501
+    "test_missing_raise_raises_naming_the_column[y-formula]": "statsmodels/patsy messages do not name the column",  # noqa: E501
+    "test_missing_raise_raises_naming_the_column[y-array]": "statsmodels/patsy messages do not name the column",  # noqa: E501
+    "test_duplicated_column[formula]": "the warning names only the pivoted-out column, not its partners",  # noqa: E501
+    "test_duplicated_column[array]": "the warning names only the pivoted-out column, not its partners",  # noqa: E501
+    "test_collinear_columns": "the warning names only the pivoted-out column, not its partners",  # noqa: E501
+    "test_single_row[formula]": "the message is about outcome levels, not the single row",  # noqa: E501
+    "test_single_row[array]": "the message is about outcome levels, not the single row",
+    "test_non_numeric_feature_column_is_named": "numpy's 'could not convert string to float'",  # noqa: E501
+    "test_unknown_missing_option_lists_the_allowed_values[formula]": "patsy's message comes first on the formula path",  # noqa: E501
+    "test_unknown_fit_keyword_is_a_type_error[newton]": "statsmodels only warns (FutureWarning) on unused optimiser keywords",  # noqa: E501
+    "test_unknown_fit_keyword_is_a_type_error[bfgs]": "statsmodels only warns (FutureWarning) on unused optimiser keywords",  # noqa: E501
+    "test_bad_random_state_names_the_argument": "numpy's SeedSequence TypeError",
+    "test_non_finite_start_params[nan]": "not validated; fails inside the engine",
+    "test_non_finite_start_params[inf]": "not validated; fails inside the engine",
+    "test_huge_parameters_give_finite_or_minus_inf_without_warnings[1e+308]": "scores overflow to inf - inf at 1e308",  # noqa: E501
+    "test_huge_parameters_give_finite_or_minus_inf_without_warnings[1.7976931348623157e+308]": "scores overflow to inf - inf at 1e308",  # noqa: E501
+    "test_nan_parameters_are_refused_by_loglike_and_predict": "NaN params are reported as an overflow",  # noqa: E501
+    "test_parameters_of_the_wrong_length_are_named[loglike]": "numpy reshape error",
+    "test_parameters_of_the_wrong_length_are_named[predict]": "numpy reshape error",
+    "test_k_larger_than_the_distinct_points_gives_no_scipy_warning": "scipy kmeans2 '++' warns on duplicate points",  # noqa: E501
+    "test_predict_with_a_missing_column_names_it": "statsmodels' generic 'predict requires a DataFrame' line comes first",  # noqa: E501
+    "test_predict_with_an_unseen_level_names_it": "statsmodels' generic 'predict requires a DataFrame' line comes first",  # noqa: E501
+    "test_predict_with_bad_values_gives_an_error_or_a_nan_row[nan]": "NaN/inf rows reach the likelihood",  # noqa: E501
+    "test_predict_with_bad_values_gives_an_error_or_a_nan_row[inf]": "NaN/inf rows reach the likelihood",  # noqa: E501
+}
