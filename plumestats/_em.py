@@ -121,7 +121,9 @@ class Problem:
         return 0.5 * float(np.sum(self.ridge * params**2))
 
     def objective(self, params: np.ndarray, terms: Terms) -> float:
-        return float(self._weighted(terms.loglikeobs).sum()) - self.penalty(params)
+        with np.errstate(over="ignore"):  # terms near -1e308 sum to -inf
+            total = float(self._weighted(terms.loglikeobs).sum())
+        return total - self.penalty(params)
 
     def surrogate(self, params: np.ndarray, terms: Terms, resp: np.ndarray) -> float:
         return q_value(terms, self._weighted(resp)) - self.penalty(params)
@@ -352,11 +354,16 @@ def run_em(
         outcome = None
         kind = "em"
         if newton_phase and _vanished_gradient(grad, problem):
-            # a rank-deficient design leaves flat directions: minus the Hessian is
-            # singular for ever, but a gradient at rounding level is a maximum
-            converged, message = True, "converged (gradient vanished)"
-            break
-        if newton_phase:
+            # A rank-deficient design leaves flat directions (minus the Hessian is
+            # singular for ever) but a vanished gradient is then a maximum -
+            # unless there is negative curvature: a saddle, e.g. two identical
+            # experts, which no gradient-based step can leave.
+            outcome = _escape_saddle(eval_objective, params, terms, problem, value)
+            if outcome is None:
+                converged, message = True, "converged (gradient vanished)"
+                break
+            kind = "escape"
+        elif newton_phase:
             neg_hess = problem.neg_hessian(terms)
             first = _damped_solve(neg_hess, grad, 0.0, newton_memory.get("lam", 0.0))
             direction, _, undamped = first
@@ -388,6 +395,9 @@ def run_em(
 
                 base = problem.surrogate(params, terms, resp)
             outcome = solver(problem, evaluate, params, terms, grad, base)
+        if outcome is None and not problem.hard:
+            outcome = _escape_saddle(eval_objective, params, terms, problem, value)
+            kind = "escape"
         if outcome is None:
             # With hard gating L has kinks where scores tie: a maximum can sit on
             # one with a non-zero one-sided gradient, and no step raising L is
@@ -470,6 +480,25 @@ def _diverging(history: list[float], moves: list[float]) -> bool:
 def _rounding(value: float) -> float:
     """What the rounding error of a sum like L amounts to."""
     return 64.0 * np.finfo(float).eps * max(1.0, abs(value))
+
+
+def _escape_saddle(evaluate, params, terms, problem, value):
+    """A step along the direction of most negative curvature of L, when there is
+    one (both signs tried, halving), or ``None`` at a genuine maximum."""
+    eigenvalues, eigenvectors = np.linalg.eigh(problem.neg_hessian(terms))
+    scale = max(float(np.max(np.abs(eigenvalues))), np.finfo(float).tiny)
+    if eigenvalues[0] >= -1e-8 * scale:
+        return None
+    direction = eigenvectors[:, 0]
+    step = 1.0
+    for _ in range(_MAX_HALVINGS):
+        for sign in (1.0, -1.0):
+            trial = params + sign * step * direction
+            trial_value, trial_terms = evaluate(trial)
+            if trial_value > value + _rounding(value):
+                return trial, trial_terms, False, sign * step * direction
+        step *= 0.5
+    return None
 
 
 def _vanished_gradient(grad: np.ndarray, problem: Problem) -> bool:

@@ -37,6 +37,7 @@ __all__ = [
     "Terms",
     "compute_hard_terms",
     "compute_terms",
+    "gate_probabilities",
     "gram_blocks",
     "linear_scores",
     "predict_mean",
@@ -45,24 +46,32 @@ __all__ = [
 
 
 def linear_scores(params: np.ndarray, exog: np.ndarray, k: int) -> np.ndarray:
-    """Scores ``A[n, k] = w_k' x_n`` for the hyperplane-major parameter vector."""
+    """Scores ``A[n, k] = w_k' x_n`` for the hyperplane-major parameter vector.
+
+    Scores beyond the range of a double come out as +-inf (never NaN): the weights
+    are then scaled down before the product and the scale applied after.
+    """
     weights = np.reshape(params, (k, exog.shape[1]))
     with np.errstate(over="ignore", invalid="ignore"):
         scores = exog @ weights.T
+        if not np.isfinite(scores).all():
+            peak = float(np.max(np.abs(weights)))
+            scores = (exog @ (weights / peak).T) * peak
     if np.isnan(scores).any():
         raise FloatingPointError(
-            "the hyperplane scores overflowed (parameters or features of order "
-            "1e308); rescale the features or use smaller parameter values"
+            "the hyperplane scores overflowed (features of order 1e308); rescale "
+            "the features"
         )
     return scores
 
 
 def _shifted_gate_logits(scores: np.ndarray, gamma: float) -> np.ndarray:
     """``v - max_k v`` for ``v = -gamma * scores``; always <= 0, never NaN."""
-    with np.errstate(over="ignore"):
-        # a - min(a) can reach +inf for extreme but finite scores; -inf is then the
-        # right gate logit (that expert's gate weight is exactly zero).
-        spread = scores - scores.min(axis=1, keepdims=True)
+    lowest = scores.min(axis=1, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # a - min(a) can reach +inf for extreme scores; -inf is then the right gate
+        # logit (that expert's gate weight is exactly zero). Ties at +-inf are 0.
+        spread = np.where(scores == lowest, 0.0, scores - lowest)
         return -gamma * spread
 
 
@@ -74,7 +83,9 @@ def _row_logsumexp(values: np.ndarray) -> np.ndarray:
     """
     peak = values.max(axis=1, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0.0)
-    return peak + np.log(np.exp(values - peak).sum(axis=1, keepdims=True))
+    with np.errstate(divide="ignore"):
+        # a row of -inf (every term underflowed) has log-sum -inf
+        return peak + np.log(np.exp(values - peak).sum(axis=1, keepdims=True))
 
 
 class Terms:
@@ -111,7 +122,10 @@ class Terms:
 
     @cached_property
     def resp(self) -> np.ndarray:
-        return np.exp(self.log_gate + self.log_expert - self._log_lik)
+        with np.errstate(over="ignore", invalid="ignore"):
+            resp = np.exp(self.log_gate + self.log_expert - self._log_lik)
+        # an observation whose likelihood underflowed entirely: share it evenly
+        return np.where(np.isnan(resp), 1.0 / resp.shape[1], resp)
 
     @cached_property
     def gate(self) -> np.ndarray:
@@ -164,7 +178,9 @@ def compute_terms(scores: np.ndarray, y_pm: np.ndarray, gamma: float) -> Terms:
     # the shifted logits peak at exactly 0, so no further shift is needed
     log_gate = gate_logits - np.log(np.exp(gate_logits).sum(axis=1, keepdims=True))
     log_expert = log_expit(y_pm[:, None] * scores)
-    log_lik = _row_logsumexp(log_gate + log_expert)
+    with np.errstate(over="ignore"):
+        # two logs near -1e308 add up to -inf, which is the right answer
+        log_lik = _row_logsumexp(log_gate + log_expert)
     return Terms(scores, y_pm, log_gate, log_expert, log_lik)
 
 
@@ -211,11 +227,17 @@ def gram_blocks(exog: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return out
 
 
+def gate_probabilities(scores: np.ndarray, gamma: float) -> np.ndarray:
+    """``g_k = softmax_k(-gamma a_k)``, from the shifted (never overflowing) logits."""
+    gate = np.exp(_shifted_gate_logits(scores, gamma))
+    return gate / gate.sum(axis=1, keepdims=True)
+
+
 def predict_mean(scores: np.ndarray, gamma: float, sign: float = 1.0) -> np.ndarray:
     """``sum_k g_k sigmoid(sign * a_k)``: P(inside | x) for ``sign=1``, P(outside)
     for ``sign=-1`` (computed directly, not as one minus, to keep small tails)."""
     gate_logits = _shifted_gate_logits(scores, gamma)
-    log_p = _row_logsumexp(gate_logits + log_expit(sign * scores)) - _row_logsumexp(
-        gate_logits
-    )
+    with np.errstate(over="ignore"):
+        joint = gate_logits + log_expit(sign * scores)
+    log_p = _row_logsumexp(joint) - _row_logsumexp(gate_logits)
     return np.minimum(np.exp(log_p[:, 0]), 1.0)

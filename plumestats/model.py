@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, softmax
+from scipy.special import expit
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
 from . import _fitting
@@ -11,6 +11,7 @@ from ._em import MSTEPS, EMOptions
 from ._likelihood import (
     compute_hard_terms,
     compute_terms,
+    gate_probabilities,
     gram_blocks,
     linear_scores,
     predict_mean,
@@ -162,8 +163,20 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         return "hard" if self._hard else "soft"
 
     # ------------------------------------------------------------------ maths
+    def _check_params(self, params) -> np.ndarray:
+        params = np.asarray(params, dtype=float)
+        if params.shape != (self.nparams,):
+            raise ValueError(
+                f"params must have {self.nparams} values (k={self.k} hyperplanes of "
+                f"{self.k_vars} coefficients, hyperplane-major), got shape "
+                f"{params.shape}"
+            )
+        if np.isnan(params).any():
+            raise ValueError(f"params contain {int(np.isnan(params).sum())} NaN values")
+        return params
+
     def _terms(self, params):
-        scores = linear_scores(np.asarray(params, float), self.exog, self.k)
+        scores = linear_scores(self._check_params(params), self.exog, self.k)
         if self._hard:
             return compute_hard_terms(scores, self._y_inside)
         return compute_terms(scores, self._y_inside, self.gamma)
@@ -175,7 +188,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
 
     def loglike(self, params):
         """Log-likelihood ``L = sum_n l_n``."""
-        return float(self.loglikeobs(params).sum())
+        with np.errstate(over="ignore"):  # terms near -1e308 sum to -inf
+            return float(self.loglikeobs(params).sum())
 
     def score_obs(self, params):
         r"""Per-observation gradients, ``(nobs, K p)``.
@@ -232,7 +246,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 f"exog has {exog.shape[1]} columns but the model has {self.k_vars} "
                 f"({', '.join(self.exog_names)})"
             )
-        scores = linear_scores(np.asarray(params, float), exog, self.k)
+        scores = linear_scores(self._check_params(params), exog, self.k)
         # P(y = 1) is P(inside) when class 1 is inside, P(outside) otherwise
         sign = 1.0 if self._inside_code == 1 else -1.0
         if which == "mean":
@@ -245,9 +259,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             if self._hard:
                 owner = scores.argmin(axis=1)
                 return (owner[:, None] == np.arange(self.k)).astype(float)
-            shifted = scores - scores.min(axis=1, keepdims=True)
-            with np.errstate(over="ignore"):
-                return softmax(-self.gamma * shifted, axis=1)
+            return gate_probabilities(scores, self.gamma)
         if which == "expert":
             return expit(sign * scores)
         return scores

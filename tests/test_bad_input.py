@@ -713,14 +713,8 @@ NOT_YET = {
     "test_bad_random_state_names_the_argument": "numpy's SeedSequence TypeError",
     "test_non_finite_start_params[nan]": "not validated; fails inside the engine",
     "test_non_finite_start_params[inf]": "not validated; fails inside the engine",
-    "test_huge_parameters_give_finite_or_minus_inf_without_warnings[1e+308]": "scores overflow to inf - inf at 1e308",  # noqa: E501
-    "test_huge_parameters_give_finite_or_minus_inf_without_warnings[1.7976931348623157e+308]": "scores overflow to inf - inf at 1e308",  # noqa: E501
-    "test_nan_parameters_are_refused_by_loglike_and_predict": "NaN params are reported as an overflow",  # noqa: E501
-    "test_parameters_of_the_wrong_length_are_named[loglike]": "numpy reshape error",
-    "test_parameters_of_the_wrong_length_are_named[predict]": "numpy reshape error",
     "test_k_larger_than_the_distinct_points_gives_no_scipy_warning": "scipy kmeans2 '++' warns on duplicate points",  # noqa: E501
     "test_predict_with_a_missing_column_names_it": "statsmodels' generic 'predict requires a DataFrame' line comes first",  # noqa: E501
     "test_predict_with_an_unseen_level_names_it": "statsmodels' generic 'predict requires a DataFrame' line comes first",  # noqa: E501
     "test_predict_with_bad_values_gives_an_error_or_a_nan_row[nan]": "NaN/inf rows reach the likelihood",  # noqa: E501
-    "test_predict_with_bad_values_gives_an_error_or_a_nan_row[inf]": "NaN/inf rows reach the likelihood",  # noqa: E501
 }
