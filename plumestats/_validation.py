@@ -76,18 +76,15 @@ def prepare_endog(endog):
     values = np.asarray(endog)
     if values.dtype.kind in "biufc" and values.dtype != bool:
         return endog, None
-    flat = values.ravel() if values.ndim == 2 and values.shape[1] == 1 else values
-    present = [v for v in flat if not _is_missing(v)]
-    mapping = _two_level_mapping(sorted(set(present), key=_sort_key))
-    return np.array([np.nan if _is_missing(v) else mapping[v] for v in flat]), mapping
+    flat = pd.Series(
+        values[:, 0] if values.ndim == 2 and values.shape[1] == 1 else values
+    )
+    mapping = _two_level_mapping(sorted(flat.dropna().unique(), key=_sort_key))
+    return flat.map(mapping).to_numpy(dtype=float), mapping
 
 
 def _sort_key(value):
     return (str(type(value)), value)
-
-
-def _is_missing(value) -> bool:
-    return value is None or (isinstance(value, float) and np.isnan(value))
 
 
 def _two_level_mapping(levels) -> dict:
