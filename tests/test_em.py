@@ -30,6 +30,18 @@ def _random_problem(seed):
     return PolyhedralMixtureLogit(data["y"].to_numpy(), exog, k=k, gamma=gamma)
 
 
+def _fit_quietly(model, **kwargs):
+    """Fit, ignoring the warnings of hard problems: convergence is not the point."""
+    with warnings.catch_warnings():
+        for category in (
+            ConvergenceWarning,
+            HessianInversionWarning,
+            PerfectSeparationWarning,
+        ):
+            warnings.simplefilter("ignore", category)
+        return model.fit(**kwargs)
+
+
 def _assert_monotone(history):
     history = np.asarray(history)
     assert np.all(np.diff(history) >= -1e-10 * np.abs(history[1:]))
@@ -38,12 +50,8 @@ def _assert_monotone(history):
 @pytest.mark.parametrize("seed", range(20))
 def test_llf_history_never_decreases(seed):
     model = _random_problem(seed)
-    with warnings.catch_warnings():
-        # some of these problems are nearly separable: convergence is not the point
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        warnings.simplefilter("ignore", HessianInversionWarning)
-        warnings.simplefilter("ignore", PerfectSeparationWarning)
-        res = model.fit(maxiter=300, init=("kmeans", "logit", "random")[seed % 3])
+    # some of these problems are nearly separable
+    res = _fit_quietly(model, maxiter=300, init=("kmeans", "logit", "random")[seed % 3])
     _assert_monotone(res.llf_history)
     assert res.llf_history[-1] == pytest.approx(res.llf, rel=1e-12)
 
@@ -51,10 +59,7 @@ def test_llf_history_never_decreases(seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_pure_em_is_monotone_too(seed):
     model = _random_problem(seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        warnings.simplefilter("ignore", HessianInversionWarning)
-        res = model.fit(newton_finish=False, maxiter=150)
+    res = _fit_quietly(model, newton_finish=False, maxiter=150)
     _assert_monotone(res.llf_history)
     assert set(res.mle_retvals["steps"]) == {"em"}
 
