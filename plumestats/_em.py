@@ -460,7 +460,7 @@ def run_em(
         message=message,
         max_abs_score=float(np.max(np.abs(final_grad))),
         n_em=steps.count("em"),
-        n_newton=steps.count("newton"),
+        n_newton=steps.count("newton") + steps.count("escape"),
     )
 
 
