@@ -32,7 +32,25 @@ def as_rng(random_state) -> np.random.Generator:
         return np.random.default_rng(_DEFAULT_SEED)
     if isinstance(random_state, np.random.Generator):
         return random_state
-    return np.random.default_rng(random_state)
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "random_state must be None, a non-negative integer or a numpy "
+            f"Generator; got {random_state!r}"
+        ) from exc
+
+
+# the options each statsmodels optimiser accepts (statsmodels only warns on others)
+OPTIMIZER_OPTIONS = {
+    "newton": ("tol", "ridge_factor"),
+    "bfgs": ("gtol", "norm", "epsilon"),
+    "lbfgs": ("m", "pgtol", "factr", "maxfun", "epsilon", "approx_grad", "bounds"),
+    "ncg": ("fhess_p", "avextol", "epsilon"),
+    "cg": ("gtol", "norm", "epsilon"),
+    "nm": ("xtol", "ftol", "maxfun"),
+    "powell": ("xtol", "ftol", "maxfun", "start_direc"),
+}
 
 
 def build_problem(model, alpha: float) -> tuple[Problem, DesignScaling]:
@@ -63,6 +81,11 @@ def _user_start(model, scaling, start_params):
         raise ValueError(
             f"start_params must have {model.nparams} values (k * exog columns), "
             f"got shape {start.shape}"
+        )
+    if not np.all(np.isfinite(start)):
+        raise ValueError(
+            f"start_params must be finite; {int(np.sum(~np.isfinite(start)))} values "
+            "are NaN or infinite"
         )
     return scaling.to_internal(start.reshape(model.k, -1)).ravel()
 
@@ -111,6 +134,12 @@ def fit_direct(
 ):
     """One of statsmodels' optimisers directly on the observed log-likelihood,
     using the analytic score and Hessian."""
+    unknown = set(optimizer_kwargs) - set(OPTIMIZER_OPTIONS[method])
+    if unknown:
+        raise TypeError(
+            f"fit(method={method!r}) got unexpected arguments {sorted(unknown)}; "
+            f"statsmodels' {method} accepts {list(OPTIMIZER_OPTIONS[method])}"
+        )
     problem, scaling = build_problem(model, 0.0)
     if start_params is None:
         internal = make_start(

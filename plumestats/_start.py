@@ -76,8 +76,9 @@ def _kmeans_start(exog, y_pm, k, intercept_index, rng):
     if outside.sum() < k or not varying.any():
         return None
     seed = int(rng.integers(2**31 - 1))
-    with warnings.catch_warnings():
-        # an empty cluster is handled below (fall back to "logit")
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        # an empty or degenerate clustering (fewer distinct points than k) is
+        # handled below by falling back to the "logit" start
         warnings.simplefilter("ignore", UserWarning)
         _, labels = kmeans2(exog[outside][:, varying], k, seed=seed, minit="++")
     if np.bincount(labels, minlength=k).min() == 0:

@@ -194,6 +194,8 @@ def check_design(exog: np.ndarray, names: list[str], k: int) -> None:
             "there are no observations (after dropping missing values, if "
             "missing='drop')"
         )
+    if nobs == 1:
+        raise ValueError("there is only 1 observation; a fit needs both classes")
     bad = ~np.isfinite(exog)
     if bad.any():
         counts = bad.sum(axis=0)
@@ -211,10 +213,10 @@ def check_design(exog: np.ndarray, names: list[str], k: int) -> None:
             f"the model has k * p = {k} * {n_cols} = {n_params} parameters but only "
             f"{nobs} observations; use a smaller k or fewer columns"
         )
-    dependent = _dependent_columns(exog)
+    dependent, partners = _dependent_columns(exog)
     if dependent:
         constant = [j for j in dependent if np.ptp(exog[:, j]) == 0]
-        other = [j for j in dependent if j not in constant]
+        other = sorted(set(dependent + partners) - set(constant))
         parts = []
         if constant:
             parts.append(
@@ -235,10 +237,11 @@ def check_design(exog: np.ndarray, names: list[str], k: int) -> None:
         )
 
 
-def _dependent_columns(exog: np.ndarray) -> list[int]:
+def _dependent_columns(exog: np.ndarray) -> tuple[list[int], list[int]]:
     """Columns that QR with column pivoting finds to be linearly dependent on the
-    others (after scaling each column to unit norm)."""
-    from scipy.linalg import qr
+    others (after scaling each column to unit norm), and the non-constant columns
+    they are combinations of."""
+    from scipy.linalg import lstsq, qr
 
     norms = np.linalg.norm(exog, axis=0)
     zero = np.flatnonzero(norms == 0)
@@ -246,4 +249,17 @@ def _dependent_columns(exog: np.ndarray) -> list[int]:
     _, r, pivots = qr(scaled, mode="economic", pivoting=True)
     diag = np.abs(np.diag(r))
     rank = int(np.sum(diag > 1e-9 * diag[0])) if diag.size else 0
-    return sorted(set(pivots[rank:].tolist()) | set(zero.tolist()))
+    dependent = sorted(set(pivots[rank:].tolist()) | set(zero.tolist()))
+    partners: set[int] = set()
+    basis = pivots[:rank]
+    varying = np.ptp(exog, axis=0) > 0
+    for j in dependent:
+        if not varying[j] or rank == 0:
+            continue
+        coef = lstsq(scaled[:, basis], scaled[:, j])[0]
+        partners.update(
+            int(basis[i])
+            for i in np.flatnonzero(np.abs(coef) > 1e-8)
+            if varying[basis[i]]
+        )
+    return dependent, sorted(partners)

@@ -701,19 +701,10 @@ NOT_YET = {
     "test_missing_raise_raises_naming_the_column[x1-array]": "statsmodels/patsy messages do not name the column",  # noqa: E501
     "test_missing_raise_raises_naming_the_column[y-formula]": "statsmodels/patsy messages do not name the column",  # noqa: E501
     "test_missing_raise_raises_naming_the_column[y-array]": "statsmodels/patsy messages do not name the column",  # noqa: E501
-    "test_duplicated_column[formula]": "the warning names only the pivoted-out column, not its partners",  # noqa: E501
-    "test_duplicated_column[array]": "the warning names only the pivoted-out column, not its partners",  # noqa: E501
-    "test_collinear_columns": "the warning names only the pivoted-out column, not its partners",  # noqa: E501
     "test_single_row[formula]": "the message is about outcome levels, not the single row",  # noqa: E501
     "test_single_row[array]": "the message is about outcome levels, not the single row",
     "test_non_numeric_feature_column_is_named": "numpy's 'could not convert string to float'",  # noqa: E501
     "test_unknown_missing_option_lists_the_allowed_values[formula]": "patsy's message comes first on the formula path",  # noqa: E501
-    "test_unknown_fit_keyword_is_a_type_error[newton]": "statsmodels only warns (FutureWarning) on unused optimiser keywords",  # noqa: E501
-    "test_unknown_fit_keyword_is_a_type_error[bfgs]": "statsmodels only warns (FutureWarning) on unused optimiser keywords",  # noqa: E501
-    "test_bad_random_state_names_the_argument": "numpy's SeedSequence TypeError",
-    "test_non_finite_start_params[nan]": "not validated; fails inside the engine",
-    "test_non_finite_start_params[inf]": "not validated; fails inside the engine",
-    "test_k_larger_than_the_distinct_points_gives_no_scipy_warning": "scipy kmeans2 '++' warns on duplicate points",  # noqa: E501
     "test_predict_with_a_missing_column_names_it": "statsmodels' generic 'predict requires a DataFrame' line comes first",  # noqa: E501
     "test_predict_with_an_unseen_level_names_it": "statsmodels' generic 'predict requires a DataFrame' line comes first",  # noqa: E501
     "test_predict_with_bad_values_gives_an_error_or_a_nan_row[nan]": "NaN/inf rows reach the likelihood",  # noqa: E501
