@@ -194,8 +194,7 @@ def check_design(exog: np.ndarray, names: list[str], k: int) -> None:
             "there are no observations (after dropping missing values, if "
             "missing='drop')"
         )
-    if nobs == 1:
-        raise ValueError("there is only 1 observation; a fit needs both classes")
+
     bad = ~np.isfinite(exog)
     if bad.any():
         counts = bad.sum(axis=0)
@@ -263,3 +262,52 @@ def _dependent_columns(exog: np.ndarray) -> tuple[list[int], list[int]]:
             if varying[basis[i]]
         )
     return dependent, sorted(partners)
+
+
+def precheck_data(endog, exog, missing: str) -> None:
+    """Checks that must run before statsmodels' data handling, whose own errors do
+    not name the column: non-numeric features, and NaN or infinite values that the
+    ``missing`` option will not drop (statsmodels drops NaN only)."""
+    import pandas as pd
+
+    if isinstance(exog, pd.DataFrame):
+        names = [str(c) for c in exog.columns]
+        text = [
+            n
+            for n, dt in zip(names, exog.dtypes, strict=True)
+            if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))
+        ]
+        if text:
+            raise ValueError(
+                f"exog columns {text} are not numeric; encode them first (with a "
+                "formula, C(column) one-hot encodes a categorical)"
+            )
+        values = exog.to_numpy(dtype=float)
+    else:
+        values = np.asarray(exog)
+        if values.dtype.kind not in "biuf":
+            raise ValueError(f"exog must be numeric, got dtype {values.dtype}")
+        values = values.astype(float).reshape(values.shape[0], -1)
+        names = [f"column {j}" for j in range(values.shape[1])]
+    nan = np.isnan(values)
+    inf = np.isinf(values)
+    bad = inf if missing == "drop" else nan | inf
+    if bad.any():
+        counts = bad.sum(axis=0)
+        listed = ", ".join(
+            f"{names[j]!r} ({counts[j]} rows)" for j in np.flatnonzero(counts)
+        )
+        what = "infinite" if missing == "drop" else "missing or infinite"
+        fix = (
+            "replace or drop those rows yourself (missing='drop' drops only NaN)"
+            if missing == "drop"
+            else "drop or impute those rows, or pass missing='drop'"
+        )
+        raise ValueError(f"exog has {what} values in {listed}; {fix}")
+    if missing != "drop":
+        y = pd.Series(np.asarray(endog).ravel()) if np.ndim(endog) <= 1 else None
+        if y is not None and y.isna().any():
+            raise ValueError(
+                f"endog has {int(y.isna().sum())} missing values; drop those rows "
+                "or pass missing='drop'"
+            )

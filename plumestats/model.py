@@ -24,6 +24,7 @@ from ._validation import (
     check_int,
     check_positive_float,
     encode_outcome,
+    precheck_data,
     prepare_endog,
     resolve_inside,
 )
@@ -115,6 +116,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 "there are no observations: endog is empty (after dropping missing "
                 "values, if missing='drop')"
             )
+        if np.size(endog) == 1:
+            raise ValueError("there is only 1 observation; a fit needs both classes")
+        if "formula" not in kwargs:  # patsy has already built a numeric design
+            precheck_data(endog, exog, missing)
         endog, prepared_mapping = prepare_endog(endog)
         super().__init__(endog, exog, missing=missing, **kwargs)
         # GenericLikelihoodModel copies every keyword onto the instance; the patsy

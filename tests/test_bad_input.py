@@ -700,10 +700,6 @@ NOT_YET = {
     "test_missing_raise_raises_naming_the_column[x1-formula]": "statsmodels/patsy messages do not name the column",  # noqa: E501
     "test_missing_raise_raises_naming_the_column[x1-array]": "statsmodels/patsy messages do not name the column",  # noqa: E501
     "test_missing_raise_raises_naming_the_column[y-formula]": "statsmodels/patsy messages do not name the column",  # noqa: E501
-    "test_missing_raise_raises_naming_the_column[y-array]": "statsmodels/patsy messages do not name the column",  # noqa: E501
-    "test_single_row[formula]": "the message is about outcome levels, not the single row",  # noqa: E501
-    "test_single_row[array]": "the message is about outcome levels, not the single row",
-    "test_non_numeric_feature_column_is_named": "numpy's 'could not convert string to float'",  # noqa: E501
     "test_unknown_missing_option_lists_the_allowed_values[formula]": "patsy's message comes first on the formula path",  # noqa: E501
     "test_predict_with_a_missing_column_names_it": "statsmodels' generic 'predict requires a DataFrame' line comes first",  # noqa: E501
     "test_predict_with_an_unseen_level_names_it": "statsmodels' generic 'predict requires a DataFrame' line comes first",  # noqa: E501
