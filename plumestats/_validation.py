@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Iterable
 
 import numpy as np
@@ -288,7 +289,7 @@ def precheck_data(endog, exog, missing: str) -> None:
         if values.dtype.kind not in "biuf":
             raise ValueError(f"exog must be numeric, got dtype {values.dtype}")
         values = values.astype(float).reshape(values.shape[0], -1)
-        names = [f"column {j}" for j in range(values.shape[1])]
+        names = _array_column_names(values)
     nan = np.isnan(values)
     inf = np.isinf(values)
     bad = inf if missing == "drop" else nan | inf
@@ -311,3 +312,55 @@ def precheck_data(endog, exog, missing: str) -> None:
                 f"endog has {int(y.isna().sum())} missing values; drop those rows "
                 "or pass missing='drop'"
             )
+
+
+def _array_column_names(values: np.ndarray) -> list[str]:
+    """statsmodels' names for array columns: ``const`` for a constant column,
+    ``x1, x2, ...`` for the others (ignoring non-finite entries)."""
+    finite = np.where(np.isfinite(values), values, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        constant = np.nanmin(finite, axis=0) == np.nanmax(finite, axis=0)
+    names, counter = [], 0
+    for is_constant in constant:
+        if is_constant:
+            names.append("const")
+        else:
+            counter += 1
+            names.append(f"x{counter}")
+    return names
+
+
+def precheck_formula_data(formula: str, data, missing: str) -> None:
+    """NaN or infinite values in the columns a formula uses, named, before patsy's
+    own error ('factor contains missing values') which does not name them."""
+    import re
+
+    import pandas as pd
+
+    if not isinstance(data, pd.DataFrame):
+        return
+    used = [
+        c
+        for c in data.columns
+        if re.search(rf"(?<![\w.]){re.escape(str(c))}(?![\w.])", formula)
+    ]
+    numeric = [c for c in used if pd.api.types.is_numeric_dtype(data[c].dtype)]
+    values = data[numeric].to_numpy(dtype=float)
+    nan = np.isnan(values)
+    bad = np.isinf(values) if missing == "drop" else nan | np.isinf(values)
+    if missing != "drop":
+        text = [c for c in used if c not in numeric]
+        counts = {c: int(data[c].isna().sum()) for c in text if data[c].isna().any()}
+    else:
+        counts = {}
+    counts.update({numeric[j]: int(n) for j, n in enumerate(bad.sum(axis=0)) if n})
+    if counts:
+        listed = ", ".join(f"{c!r} ({n} rows)" for c, n in counts.items())
+        what = "infinite" if missing == "drop" else "missing or infinite"
+        fix = (
+            "replace or drop those rows yourself (missing='drop' drops only NaN)"
+            if missing == "drop"
+            else "drop or impute those rows, or pass missing='drop'"
+        )
+        raise ValueError(f"the data have {what} values in {listed}; {fix}")

@@ -25,6 +25,7 @@ from ._validation import (
     check_positive_float,
     encode_outcome,
     precheck_data,
+    precheck_formula_data,
     prepare_endog,
     resolve_inside,
 )
@@ -156,6 +157,15 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         # GenericLikelihoodModel.initialize computes a matrix rank of exog only to
         # guess df_model; the counts are set exactly in __init__ instead.
         LikelihoodModel.initialize(self)
+
+    @classmethod
+    def from_formula(cls, formula, data, subset=None, drop_cols=None, *args, **kwargs):
+        """Create a model from a patsy formula and a DataFrame (statsmodels'
+        ``from_formula``); ``missing`` defaults to ``"drop"`` as there."""
+        missing = kwargs.get("missing", "drop")
+        check_choice(missing, "missing", ("none", "drop", "raise"))
+        precheck_formula_data(formula, data, missing)
+        return super().from_formula(formula, data, subset, drop_cols, *args, **kwargs)
 
     @property
     def _weights_gamma(self) -> float:

@@ -691,16 +691,6 @@ NOT_YET = {
     "test_nan_in_outcome_with_missing_none_is_an_error[formula]": "patsy's own 'factor contains missing values' comes first",  # noqa: E501
     "test_outcome_left_with_one_class_after_dropping_rows": "the error does not say that dropping rows caused it",  # noqa: E501
     "test_outcome_with_two_columns_is_refused": "a two-column DataFrame endog is read as patsy indicator columns",  # noqa: E501
-    "test_bad_feature_values_with_missing_none_name_column_and_count[formula-nan]": "statsmodels/patsy raise before check_design can name the column",  # noqa: E501
-    "test_bad_feature_values_with_missing_none_name_column_and_count[formula-inf]": "statsmodels/patsy raise before check_design can name the column",  # noqa: E501
-    "test_bad_feature_values_with_missing_none_name_column_and_count[array-nan]": "statsmodels/patsy raise before check_design can name the column",  # noqa: E501
-    "test_bad_feature_values_with_missing_none_name_column_and_count[array-inf]": "statsmodels/patsy raise before check_design can name the column",  # noqa: E501
-    "test_bad_feature_values_with_missing_none_name_column_and_count[array--inf]": "statsmodels/patsy raise before check_design can name the column",  # noqa: E501
-    "test_inf_in_features_is_not_missing_under_drop[inf]": "statsmodels raises MissingDataError without the column",  # noqa: E501
-    "test_missing_raise_raises_naming_the_column[x1-formula]": "statsmodels/patsy messages do not name the column",  # noqa: E501
-    "test_missing_raise_raises_naming_the_column[x1-array]": "statsmodels/patsy messages do not name the column",  # noqa: E501
-    "test_missing_raise_raises_naming_the_column[y-formula]": "statsmodels/patsy messages do not name the column",  # noqa: E501
-    "test_unknown_missing_option_lists_the_allowed_values[formula]": "patsy's message comes first on the formula path",  # noqa: E501
     "test_predict_with_a_missing_column_names_it": "statsmodels' generic 'predict requires a DataFrame' line comes first",  # noqa: E501
     "test_predict_with_an_unseen_level_names_it": "statsmodels' generic 'predict requires a DataFrame' line comes first",  # noqa: E501
     "test_predict_with_bad_values_gives_an_error_or_a_nan_row[nan]": "NaN/inf rows reach the likelihood",  # noqa: E501
