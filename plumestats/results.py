@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from patsy import PatsyError
 from scipy import stats
 from scipy.special import xlogy
 from statsmodels.base import wrapper as wrap
@@ -168,6 +169,22 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             index=[f"h{i + 1}" for i in range(self.k)],
             columns=list(self.model.exog_names),
         )
+
+    def predict(self, exog=None, transform: bool = True, *args, **kwargs):
+        """Predictions for new data (``which="mean"``: P(y = 1 | x)).
+
+        With a formula model, ``exog`` is a DataFrame that the formula is applied
+        to; rows with missing values come back as NaN (statsmodels' semantics).
+        See :meth:`PolyhedralMixtureLogit.predict` for ``which``.
+        """
+        try:
+            return super().predict(exog, transform, *args, **kwargs)
+        except PatsyError as exc:
+            # statsmodels' generic first line hides the cause: lead with it
+            cause = exc.__cause__ if exc.__cause__ is not None else exc
+            raise ValueError(
+                f"could not apply the model's formula to the new data: {cause}"
+            ) from exc
 
     def decision_function(self, exog=None, transform: bool = True):
         """``min_k w_k' x``: non-negative inside the polyhedron (class 1)."""

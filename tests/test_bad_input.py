@@ -691,7 +691,5 @@ NOT_YET = {
     "test_nan_in_outcome_with_missing_none_is_an_error[formula]": "patsy's own 'factor contains missing values' comes first",  # noqa: E501
     "test_outcome_left_with_one_class_after_dropping_rows": "the error does not say that dropping rows caused it",  # noqa: E501
     "test_outcome_with_two_columns_is_refused": "a two-column DataFrame endog is read as patsy indicator columns",  # noqa: E501
-    "test_predict_with_a_missing_column_names_it": "statsmodels' generic 'predict requires a DataFrame' line comes first",  # noqa: E501
-    "test_predict_with_an_unseen_level_names_it": "statsmodels' generic 'predict requires a DataFrame' line comes first",  # noqa: E501
     "test_predict_with_bad_values_gives_an_error_or_a_nan_row[nan]": "NaN/inf rows reach the likelihood",  # noqa: E501
 }
