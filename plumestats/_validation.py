@@ -356,7 +356,11 @@ def precheck_formula_data(formula: str, data, missing: str) -> None:
         counts = {}
     counts.update({numeric[j]: int(n) for j, n in enumerate(bad.sum(axis=0)) if n})
     if counts:
-        listed = ", ".join(f"{c!r} ({n} rows)" for c, n in counts.items())
+        listed = ", ".join(
+            f"{c!r} ({n} {'infinite' if missing == 'drop' else 'missing'} "
+            f"value{'s' if n != 1 else ''})"
+            for c, n in counts.items()
+        )
         what = "infinite" if missing == "drop" else "missing or infinite"
         fix = (
             "replace or drop those rows yourself (missing='drop' drops only NaN)"

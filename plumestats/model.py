@@ -119,8 +119,14 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             )
         if np.size(endog) == 1:
             raise ValueError("there is only 1 observation; a fit needs both classes")
-        if "formula" not in kwargs:  # patsy has already built a numeric design
+        from_formula = "formula" in kwargs
+        if not from_formula:  # patsy has already built a numeric design
             precheck_data(endog, exog, missing)
+            if np.ndim(endog) == 2 and np.shape(endog)[1] != 1:
+                raise ValueError(
+                    f"endog must be one column of outcomes, got {np.shape(endog)[1]} "
+                    "columns"
+                )
         endog, prepared_mapping = prepare_endog(endog)
         super().__init__(endog, exog, missing=missing, **kwargs)
         # GenericLikelihoodModel copies every keyword onto the instance; the patsy
@@ -129,7 +135,14 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         self.__dict__.pop("model_spec", None)
         self.k = k
         self.gamma = gamma
-        y01, mapping, yname = encode_outcome(self.endog, self.data.ynames)
+        try:
+            y01, mapping, yname = encode_outcome(self.endog, self.data.ynames)
+        except ValueError as exc:
+            if missing != "drop":
+                raise
+            raise ValueError(
+                f"{exc} (after missing='drop' removed the rows with missing values)"
+            ) from exc
         self.endog = y01
         if self.endog.ndim != np.ndim(self.data.endog):
             # a formula's string outcome came as indicator columns: one name now
@@ -261,7 +274,15 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 f"exog has {exog.shape[1]} columns but the model has {self.k_vars} "
                 f"({', '.join(self.exog_names)})"
             )
-        scores = linear_scores(self._check_params(params), exog, self.k)
+        params = self._check_params(params)
+        incomplete = np.isnan(exog).any(axis=1)
+        if incomplete.any():
+            # rows with missing features predict NaN, the others as usual
+            out = self.predict(params, exog[~incomplete], which=which)
+            full = np.full((exog.shape[0], *out.shape[1:]), np.nan)
+            full[~incomplete] = out
+            return full
+        scores = linear_scores(params, exog, self.k)
         # P(y = 1) is P(inside) when class 1 is inside, P(outside) otherwise
         sign = 1.0 if self._inside_code == 1 else -1.0
         if which == "mean":

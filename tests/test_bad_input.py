@@ -682,14 +682,3 @@ def test_duplicating_every_row_doubles_the_loglikelihood(three_faces):
     np.testing.assert_allclose(
         doubled.score(away), 2 * base.model.score(away), rtol=1e-10
     )
-
-
-# Issue 4 is in progress: these cases do not yet get the behaviour the tests
-# demand (current behaviour in docs/errors.md). conftest.py marks them strict
-# xfails, so a fix turns its test red until its entry is removed here.
-NOT_YET = {
-    "test_nan_in_outcome_with_missing_none_is_an_error[formula]": "patsy's own 'factor contains missing values' comes first",  # noqa: E501
-    "test_outcome_left_with_one_class_after_dropping_rows": "the error does not say that dropping rows caused it",  # noqa: E501
-    "test_outcome_with_two_columns_is_refused": "a two-column DataFrame endog is read as patsy indicator columns",  # noqa: E501
-    "test_predict_with_bad_values_gives_an_error_or_a_nan_row[nan]": "NaN/inf rows reach the likelihood",  # noqa: E501
-}
