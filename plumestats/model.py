@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from patsy import PatsyError
 from scipy.special import expit
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
@@ -177,8 +178,17 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         ``from_formula``); ``missing`` defaults to ``"drop"`` as there."""
         missing = kwargs.get("missing", "drop")
         check_choice(missing, "missing", ("none", "drop", "raise"))
+        if len(data) == 0:
+            raise ValueError("there are no observations: the data frame is empty")
         precheck_formula_data(formula, data, missing)
-        return super().from_formula(formula, data, subset, drop_cols, *args, **kwargs)
+        try:
+            return super().from_formula(
+                formula, data, subset, drop_cols, *args, **kwargs
+            )
+        except PatsyError as exc:
+            raise ValueError(
+                f"could not build the design from the formula {formula!r}: {exc}"
+            ) from exc
 
     @property
     def _weights_gamma(self) -> float:

@@ -8,6 +8,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import settings
+
+# 50 examples per property in the default run; `--hypothesis-profile=slow` runs 1000
+settings.register_profile("default", max_examples=50, deadline=None)
+settings.register_profile("slow", max_examples=1000, deadline=None)
+settings.load_profile("default")
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -46,4 +52,3 @@ def logistic_data(nobs: int = 400, d: int = 3, seed: int = 0) -> pd.DataFrame:
     data = pd.DataFrame(x, columns=[f"x{j + 1}" for j in range(d)])
     data["y"] = y.astype(int)
     return data
-
