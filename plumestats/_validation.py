@@ -290,21 +290,8 @@ def precheck_data(endog, exog, missing: str) -> None:
             raise ValueError(f"exog must be numeric, got dtype {values.dtype}")
         values = values.astype(float).reshape(values.shape[0], -1)
         names = _array_column_names(values)
-    nan = np.isnan(values)
-    inf = np.isinf(values)
-    bad = inf if missing == "drop" else nan | inf
-    if bad.any():
-        counts = bad.sum(axis=0)
-        listed = ", ".join(
-            f"{names[j]!r} ({counts[j]} rows)" for j in np.flatnonzero(counts)
-        )
-        what = "infinite" if missing == "drop" else "missing or infinite"
-        fix = (
-            "replace or drop those rows yourself (missing='drop' drops only NaN)"
-            if missing == "drop"
-            else "drop or impute those rows, or pass missing='drop'"
-        )
-        raise ValueError(f"exog has {what} values in {listed}; {fix}")
+    bad = _not_kept(values, missing).sum(axis=0)
+    _raise_if_bad("exog", {names[j]: int(bad[j]) for j in np.flatnonzero(bad)}, missing)
     if missing != "drop":
         y = pd.Series(np.asarray(endog).ravel()) if np.ndim(endog) <= 1 else None
         if y is not None and y.isna().any():
@@ -347,24 +334,35 @@ def precheck_formula_data(formula: str, data, missing: str) -> None:
     ]
     numeric = [c for c in used if pd.api.types.is_numeric_dtype(data[c].dtype)]
     values = data[numeric].to_numpy(dtype=float)
-    nan = np.isnan(values)
-    bad = np.isinf(values) if missing == "drop" else nan | np.isinf(values)
+    counts = {}
     if missing != "drop":
         text = [c for c in used if c not in numeric]
         counts = {c: int(data[c].isna().sum()) for c in text if data[c].isna().any()}
-    else:
-        counts = {}
-    counts.update({numeric[j]: int(n) for j, n in enumerate(bad.sum(axis=0)) if n})
-    if counts:
-        listed = ", ".join(
-            f"{c!r} ({n} {'infinite' if missing == 'drop' else 'missing'} "
-            f"value{'s' if n != 1 else ''})"
-            for c, n in counts.items()
-        )
-        what = "infinite" if missing == "drop" else "missing or infinite"
-        fix = (
-            "replace or drop those rows yourself (missing='drop' drops only NaN)"
-            if missing == "drop"
-            else "drop or impute those rows, or pass missing='drop'"
-        )
-        raise ValueError(f"the data have {what} values in {listed}; {fix}")
+    bad = _not_kept(values, missing).sum(axis=0)
+    counts.update({numeric[j]: int(n) for j, n in enumerate(bad) if n})
+    _raise_if_bad("the data", counts, missing)
+
+
+def _not_kept(values: np.ndarray, missing: str) -> np.ndarray:
+    """Entries that ``missing`` will not drop: NaN or inf, or only inf when
+    ``missing='drop'`` (statsmodels drops NaN rows only)."""
+    infinite = np.isinf(values)
+    return infinite if missing == "drop" else infinite | np.isnan(values)
+
+
+def _raise_if_bad(where: str, counts: dict, missing: str) -> None:
+    """One error naming every column with values that cannot be used, and how
+    many, with the fix."""
+    if not counts:
+        return
+    kind = "infinite" if missing == "drop" else "missing"
+    listed = ", ".join(
+        f"{c!r} ({n} {kind} value{'s' if n != 1 else ''})" for c, n in counts.items()
+    )
+    what = "infinite" if missing == "drop" else "missing or infinite"
+    fix = (
+        "replace or drop those rows yourself (missing='drop' drops only NaN)"
+        if missing == "drop"
+        else "drop or impute those rows, or pass missing='drop'"
+    )
+    raise ValueError(f"{where} has {what} values in {listed}; {fix}")
