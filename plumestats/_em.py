@@ -1,30 +1,37 @@
-"""The EM engine: generalised EM with damped Newton M-steps and a Newton finish.
+"""The EM engine: generalised EM with a choice of M-step and a Newton finish.
 
 Pure numpy; no statsmodels imports. Works in whatever coordinates it is given (the
 model hands it the standardised design).
 
-One iteration is either
+One iteration is one of
 
-* an **EM step**: responsibilities ``pi`` from the current parameters (E-step), then
-  one Levenberg-Marquardt damped Newton step on the concave surrogate ``Q(.; pi)``
-  with Armijo backtracking (M-step). Raising ``Q`` raises ``L``, so this is a
-  generalised EM and the log-likelihood never decreases; or
-* a **Newton-Raphson step on L** itself, used once EM has reached the basin of a
+* an **EM step**: responsibilities ``pi`` from the current parameters (E-step),
+  then one ascent step on the concave surrogate ``Q(.; pi)`` by the chosen solver
+  (damped Newton, gradient or BFGS), with Armijo backtracking (M-step). Raising
+  ``Q`` raises ``L``, so this is a generalised EM and ``L`` never decreases. For
+  the hard-gating model the surrogate is no minorizer and the search is on ``L``;
+* a **Newton-Raphson step on L** itself, once EM has reached the basin of a
   maximum (the relative change of ``L`` fell below ``em_tol``). Where ``-H`` is not
   positive definite it is damped until it is; the Armijo search is on ``L``. If no
-  ascent is found the iteration falls back to an EM step.
+  ascent is found the iteration falls back to an EM step;
+* an **escape** along the direction of most negative curvature, when no ascent
+  step exists at a saddle (zero gradient, e.g. two identical experts).
 
 Convergence is never declared from a small change in ``L`` alone: EM can crawl near a
-saddle for thousands of iterations. It requires a full Newton step on ``L`` at a
-point where ``-H`` is positive definite whose largest component is below ``tol``
-(quadratic convergence makes that the last step), or, with the Newton finish off,
-a small change in ``L`` together with a small gradient.
+saddle for thousands of iterations. It requires -- with ``-H`` positive definite --
+a full Newton step on ``L`` whose largest component is below ``tol``, or a Newton
+decrement below the rounding error of ``L`` (that last step is taken); or a
+gradient at rounding level with no negative curvature (flat directions of a
+rank-deficient design). With the Newton finish off: a small change in ``L``
+together with a small gradient. The hard model, whose ``L`` has kinks, also stops
+on a relative change below ``tol``. A run whose fitted scores keep moving while
+``L`` stalls is stopped as diverging (separation).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
@@ -71,7 +78,6 @@ class EMTrace:
     max_abs_score: float = np.nan
     n_em: int = 0
     n_newton: int = 0
-    extras: dict = field(default_factory=dict)
 
     @property
     def n_iter(self) -> int:

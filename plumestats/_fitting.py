@@ -173,6 +173,7 @@ def fit_direct(
         mlefit = LikelihoodModel.fit(model, full_output=False, **arguments)
         optimizer_retvals = {"converged": False}
     params = np.asarray(mlefit.params, dtype=float)
+    final_llf = model.loglike(params)
     internal = scaling.to_internal(params.reshape(model.k, -1)).ravel()
     converged = bool(optimizer_retvals.get("converged", False))
     retvals = {
@@ -181,14 +182,14 @@ def fit_direct(
         "iterations": int(optimizer_retvals.get("iterations", 0) or 0),
         "message": f"statsmodels '{method}' optimiser "
         + ("converged" if converged else "did not converge"),
-        "llf_history": np.array([start_llf, model.loglike(params)]),
+        "llf_history": np.array([start_llf, final_llf]),
         "steps": [],
         "n_em_steps": 0,
         "n_newton_steps": 0,
         "max_abs_score": float(
             np.max(np.abs(problem.gradient(internal, problem.terms(internal))))
         ),
-        "restarts_llf": np.array([model.loglike(params)]),
+        "restarts_llf": np.array([final_llf]),
         "restarts_converged": np.array([converged]),
     }
     return problem, scaling, internal, retvals

@@ -32,11 +32,11 @@ _PERTURBATION = 0.5
 _OTHER_CLUSTERS_WEIGHT = 0.3
 
 
-def _slope_ridge(n_cols: int, intercept_index: int | None, k: int = 1) -> np.ndarray:
+def _slope_ridge(n_cols: int, intercept_index: int | None) -> np.ndarray:
     ridge = np.full(n_cols, _START_RIDGE)
     if intercept_index is not None:
         ridge[intercept_index] = 0.0
-    return np.tile(ridge, k)
+    return ridge
 
 
 def fit_logistic(exog, y_pm, intercept_index=None, weights=None) -> np.ndarray:

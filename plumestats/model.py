@@ -8,6 +8,7 @@ from scipy.special import expit
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
 from . import _fitting
+from ._covariance import COV_TYPES
 from ._em import MSTEPS, EMOptions
 from ._likelihood import (
     compute_hard_terms,
@@ -367,9 +368,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             Newton step, gradient ascent, or a BFGS quasi-Newton step; each with
             Armijo backtracking, so each EM iteration raises L.
         init : {"kmeans", "logit", "random"}
-            Start values when ``start_params`` is not given: spherical k-means of
-            the outside class (one cluster per face), a perturbed logistic fit, or
-            standard normal weights on the standardised features.
+            Start values when ``start_params`` is not given: k-means of the
+            outside class (one cluster, hence one face, each; see ``_start``), a
+            perturbed logistic fit, or standard normal weights on the standardised
+            features.
         n_init : int, default 1
             Number of EM runs from different starts; the best objective is kept
             and every run's final value is in ``mle_retvals["restarts_llf"]``.
@@ -413,7 +415,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         check_choice(method, "method", FIT_METHODS)
         check_choice(mstep, "mstep", tuple(MSTEPS))
         check_choice(init, "init", INIT_METHODS)
-        check_choice(cov_type, "cov_type", ("nonrobust", "HC0", "cluster"))
+        check_choice(cov_type, "cov_type", tuple(COV_TYPES))
         alpha = check_positive_float(alpha, "alpha", allow_zero=True)
         maxiter = check_int(maxiter, "maxiter")
         n_init = check_int(n_init, "n_init")

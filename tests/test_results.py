@@ -182,7 +182,15 @@ def test_string_constraints_on_parameter_names(fitted):
     assert float(test.effect[0]) == pytest.approx(effect)
     assert float(test.sd[0, 0]) == pytest.approx(math.sqrt(var))
     wald = res.wald_test("h1:x1 = h2:x1, h1:x2 = h2:x2", scalar=True)
-    assert wald.df_denom is None or wald.statistic > 0
+    names = list(params.index)
+    restriction = np.zeros((2, len(names)))
+    for row, column in enumerate(["x1", "x2"]):
+        restriction[row, names.index(f"h1:{column}")] = 1.0
+        restriction[row, names.index(f"h2:{column}")] = -1.0
+    gap = restriction @ params.to_numpy()
+    by_hand = gap @ np.linalg.solve(restriction @ cov.to_numpy() @ restriction.T, gap)
+    assert float(wald.statistic) == pytest.approx(by_hand, rel=1e-10)
+    assert wald.distribution == "chi2" and wald.df_denom == 2  # chi2 keeps its df here
 
 
 def test_save_load_round_trip(tmp_path, fitted):
