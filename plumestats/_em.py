@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
+from ._design import as_design
 from ._likelihood import (
     Terms,
     compute_hard_terms,
@@ -51,6 +52,11 @@ _ARMIJO = 1e-4
 _MAX_HALVINGS = 12
 _MAX_DAMPING_ROUNDS = 10
 _MAX_GRADIENT_HALVINGS = 40
+# Levenberg-Marquardt damping grows by this factor until minus the Hessian is
+# positive definite. A coarse grid (10) overshoots the needed damping by up to
+# tenfold and the steps shrink with it: on adult, 3 took 16 Newton steps where 10
+# took 21, with the same optimum.
+_DAMPING_GROWTH = 3.0
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ class Problem:
 
     def __init__(
         self,
-        exog: np.ndarray,
+        exog,
         y_pm: np.ndarray,
         k: int,
         gamma: float,
@@ -103,7 +109,7 @@ class Problem:
         hard: bool = False,
         weights: np.ndarray | None = None,
     ):
-        self.exog = exog
+        self.exog = as_design(exog)
         self.y_pm = y_pm
         self.k = k
         self.gamma = 1.0 if hard else gamma
@@ -158,10 +164,12 @@ def _damped_solve(
     neg_hess: np.ndarray, grad: np.ndarray, damping: float, hint: float = 0.0
 ):
     """Solve ``(neg_hess + lam I) d = grad`` with the smallest ``lam >= damping``
-    (growing tenfold) that makes the matrix numerically positive definite.
+    (growing by ``_DAMPING_GROWTH``) that makes the matrix numerically positive
+    definite.
 
     After ``lam = damping`` fails, the search jumps to ``hint`` (the damping that
-    worked last time, divided by ten), saving most factorisations along a run.
+    worked last time, divided by the growth factor), saving most factorisations
+    along a run.
     Returns ``(direction, lam, was_undamped_pd)``.
     """
     ref = max(float(np.mean(np.abs(np.diag(neg_hess)))), np.finfo(float).tiny)
@@ -179,7 +187,7 @@ def _damped_solve(
             if diag.min() > 1e-7 * diag.max():
                 direction = linalg.cho_solve(factor, grad, check_finite=False)
                 return direction, lam, lam == 0.0
-        lam = max(10.0 * lam, 1e-10 * ref, hint)
+        lam = max(_DAMPING_GROWTH * lam, 1e-10 * ref, hint)
         hint = 0.0
     raise np.linalg.LinAlgError("no damping made the Newton system positive definite")
 
@@ -215,7 +223,7 @@ def _ascent_step(evaluate, params, grad, neg_hess, value0, first=None, memory=No
         if first is None:
             first = _damped_solve(neg_hess, grad, damping, memory.get("lam", 0.0))
         (direction, lam, undamped), first = first, None
-        memory["lam"] = lam / 10.0
+        memory["lam"] = lam / _DAMPING_GROWTH
         slope = float(grad @ direction)
         if not slope > 0:
             return None

@@ -33,6 +33,8 @@ from functools import cached_property
 import numpy as np
 from scipy.special import expit, log_expit
 
+from ._design import as_design
+
 __all__ = [
     "Terms",
     "compute_hard_terms",
@@ -45,7 +47,7 @@ __all__ = [
 ]
 
 
-def linear_scores(params: np.ndarray, exog: np.ndarray, k: int) -> np.ndarray:
+def linear_scores(params: np.ndarray, exog, k: int) -> np.ndarray:
     """Scores ``A[n, k] = w_k' x_n`` for the hyperplane-major parameter vector.
 
     Scores beyond the range of a double come out as +-inf (never NaN): the weights
@@ -209,22 +211,11 @@ def q_value(terms: Terms, resp: np.ndarray) -> float:
     return float(np.sum(resp * np.where(resp > 0, joint, 0.0)))
 
 
-def gram_blocks(exog: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Assemble ``sum_n W_n[k, j] x_n x_n'`` into a ``(K p, K p)`` matrix.
-
-    Only the ``K (K + 1) / 2`` distinct blocks are computed, each as one BLAS
-    product; the loop runs over pairs of hyperplanes, never over observations.
-    """
-    n_hyper = weights.shape[1]
-    p = exog.shape[1]
-    out = np.empty((n_hyper * p, n_hyper * p))
-    for k in range(n_hyper):
-        for j in range(k, n_hyper):
-            block = (exog * weights[:, k, j, None]).T @ exog
-            out[k * p : (k + 1) * p, j * p : (j + 1) * p] = block
-            if j != k:
-                out[j * p : (j + 1) * p, k * p : (k + 1) * p] = block.T
-    return out
+def gram_blocks(exog, weights: np.ndarray) -> np.ndarray:
+    """Assemble ``sum_n W_n[k, j] x_n x_n'`` into a ``(K p, K p)`` matrix
+    (see :meth:`DesignMatrix.gram_blocks`); ``exog`` is an array or a
+    :class:`DesignMatrix`."""
+    return as_design(exog).gram_blocks(weights)
 
 
 def gate_probabilities(scores: np.ndarray, gamma: float) -> np.ndarray:

@@ -2,9 +2,15 @@
 
 EM and Newton steps are far better conditioned on standardised features, but users
 want coefficients in their own units. With an intercept column ``c`` (constant value
-``x_c``), every other non-constant column ``j`` is centred and scaled,
-``z_j = (x_j - m_j) / s_j``; without one, columns are only divided by their root mean
-square. Scores are unchanged, ``w' x = b' z``, with the per-hyperplane map::
+``x_c``), every other non-constant column ``j`` is scaled by its standard deviation
+and centred, ``z_j = (x_j - m_j) / s_j``, unless at least half its entries are zero
+(indicators of a factor's levels, zero-inflated counts): those keep their zeros,
+``m_j = 0``, so that the engine can treat them as sparse (``_design``). That costs no
+conditioning: a column with a share ``z >= 1/2`` of zeros has
+``|mean| <= sqrt((1 - z) / z) sd <= sd``. Without an intercept, columns are only
+divided by their root mean square. The centres do not touch the L2 penalty, which
+is on the scaled slopes ``s_j w_j`` only. Scores are unchanged, ``w' x = b' z``,
+with the per-hyperplane map::
 
     b_j = s_j w_j                          (j != c)
     b_c = w_c + sum_{j != c} w_j m_j / x_c
@@ -45,6 +51,8 @@ class DesignScaling:
             intercept = int(nonzero_constant[0])
             center[varying] = exog[:, varying].mean(axis=0)
             scale[varying] = exog[:, varying].std(axis=0)
+            mostly_zero = np.count_nonzero(exog, axis=0) <= exog.shape[0] / 2
+            center[mostly_zero] = 0.0
             value = float(exog[0, intercept])
         else:
             intercept, value = None, 1.0

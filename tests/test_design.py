@@ -1,0 +1,97 @@
+"""The dense/sparse split of the design gives the dense products to rounding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import plumestats._design as design_module
+import plumestats.api as ps
+from plumestats._design import DesignMatrix
+from plumestats._fitting import build_problem
+from plumestats._scaling import DesignScaling
+
+
+def _factor_design(rng, nobs=3000):
+    """Intercept, three numeric columns and two factors' indicators (15 levels)."""
+    numeric = rng.standard_normal((nobs, 3)) * [1.0, 10.0, 0.1] + [0.0, 50.0, -3.0]
+    first = rng.integers(0, 10, nobs)
+    second = rng.integers(0, 6, nobs)
+    indicators = np.column_stack(
+        [first == level for level in range(1, 10)]
+        + [second == level for level in range(1, 6)]
+    ).astype(float)
+    return np.column_stack([np.ones(nobs), numeric, indicators])
+
+
+@pytest.fixture
+def split_design():
+    rng = np.random.default_rng(0)
+    exog = _factor_design(rng)
+    scaled = DesignScaling.from_exog(exog).transform_exog(exog)
+    design = DesignMatrix(scaled)
+    assert design.is_split
+    return design, scaled, rng
+
+
+def test_products_match_dense(split_design):
+    design, dense, rng = split_design
+    weights = rng.standard_normal((dense.shape[1], 3))
+    per_obs = rng.standard_normal((3, dense.shape[0]))
+    np.testing.assert_allclose(design @ weights, dense @ weights, rtol=1e-12)
+    np.testing.assert_allclose(per_obs @ design, per_obs @ dense, rtol=1e-12)
+
+
+def test_gram_blocks_match_dense(split_design):
+    design, dense, rng = split_design
+    weights = rng.uniform(-1, 1, (dense.shape[0], 2, 2))
+    weights = weights + weights.transpose(0, 2, 1)
+    expected = np.block(
+        [
+            [(dense * weights[:, k, j, None]).T @ dense for j in range(2)]
+            for k in range(2)
+        ]
+    )
+    got = design.gram_blocks(weights)
+    np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-9)
+
+
+def test_dense_designs_stay_dense():
+    rng = np.random.default_rng(1)
+    assert not DesignMatrix(rng.standard_normal((500, 12))).is_split
+
+
+def test_indicator_columns_are_scaled_not_centred():
+    rng = np.random.default_rng(2)
+    exog = _factor_design(rng, nobs=500)
+    scaling = DesignScaling.from_exog(exog)
+    assert np.all(scaling.center[4:] == 0.0)
+    assert np.all(scaling.center[1:4] != 0.0)
+    # mostly-zero columns keep their zeros
+    scaled = scaling.transform_exog(exog)
+    np.testing.assert_array_equal(scaled[:, 4:] == 0, exog[:, 4:] == 0)
+
+
+def test_fit_is_the_same_with_and_without_the_split(monkeypatch):
+    rng = np.random.default_rng(3)
+    nobs = 3000
+    frame = pd.DataFrame(
+        {
+            "x": rng.standard_normal(nobs),
+            "z": rng.standard_normal(nobs),
+            "g": rng.integers(0, 12, nobs).astype(str),
+        }
+    )
+    inside = (frame.x < 1) & (frame.z < 1) & (frame.g.astype(int) < 9)
+    flip = rng.uniform(size=nobs) < 0.1
+    frame["y"] = (inside ^ flip).astype(int)
+    model = ps.plume("y ~ x + z + C(g)", frame, k=2)
+    assert build_problem(model, 0.0)[0].exog.is_split
+    split = model.fit(alpha=1e-3)
+    monkeypatch.setattr(design_module, "_MIN_SPARSE_COLUMNS", 10**9)
+    dense = model.fit(alpha=1e-3)
+    assert split.converged and dense.converged
+    np.testing.assert_allclose(split.params, dense.params, rtol=1e-7, atol=1e-9)
+    assert split.llf == pytest.approx(dense.llf, rel=1e-12)
+    np.testing.assert_allclose(split.bse, dense.bse, rtol=1e-7)
