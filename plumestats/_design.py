@@ -59,6 +59,10 @@ class DesignMatrix:
             self._dense = np.ascontiguousarray(self.values[:, self._dense_cols])
             self._sparse = sparse.csr_array(self.values[:, sparse_cols])
             self._sparse_t = self._sparse.T.tocsr()
+            # the row of each stored entry, to weight the rows without a copy
+            self._entry_rows = np.repeat(
+                np.arange(nobs), np.diff(self._sparse.indptr)
+            ).astype(self._sparse.indices.dtype)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -92,8 +96,14 @@ class DesignMatrix:
         if self._sparse is None:
             return (self.values * weight[:, None]).T @ self.values
         dense_w = self._dense * weight[:, None]
-        sparse_w = self._sparse.copy()
-        sparse_w.data *= np.repeat(weight, np.diff(self._sparse.indptr))
+        sparse_w = sparse.csr_array(
+            (
+                self._sparse.data * weight[self._entry_rows],
+                self._sparse.indices,
+                self._sparse.indptr,
+            ),
+            shape=self._sparse.shape,
+        )
         dd = dense_w.T @ self._dense
         sd = self._sparse_t @ dense_w
         ss = (self._sparse_t @ sparse_w).toarray()
