@@ -1,0 +1,475 @@
+"""The models, hyper-parameter settings and inner selection of ``table1.py``.
+
+Every method is fitted through :func:`fit_family` on a design without a constant
+column (the statsmodels-based models add it), and every fit goes through
+:func:`attempt`, which times nothing itself but catches and counts the warnings
+and the usual fit errors. :func:`select` is the inner cross-validation.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import statsmodels.api as sm
+from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier
+from statsmodels.tools.sm_exceptions import PerfectSeparationError
+
+from plumestats.hard import HardPolyhedralLogit
+from plumestats.model import PolyhedralMixtureLogit
+
+# SPLA1's likelihood has kinks where two scores tie; near a maximum on one,
+# Newton steps can crawl for hundreds of iterations gaining ~1e-4 each (heart,
+# K = 3: -68.00 after 30 iterations, -67.90 after 500). The benchmark caps them.
+SPLA1_MAXITER = 100
+TIE_TOLERANCE = 1e-12  # inner scores this close count as a tie
+PROBABILITY_CLIP = 1e-15  # log-loss of P(y=1) clipped to [clip, 1 - clip]
+
+
+@dataclass(frozen=True)
+class Grids:
+    """Hyper-parameter grids of the tuned methods."""
+
+    ks: tuple[int, ...]
+    gammas: tuple[float, ...]
+    alphas: tuple[float, ...]
+    insides: tuple[int, ...]
+    svm_cs: tuple[float, ...]
+    svm_gammas: tuple[float, ...]
+    cart_depths: tuple[int | None, ...]
+    cart_leaves: tuple[int, ...]
+
+
+# ------------------------------------------------------------------ settings
+@dataclass(frozen=True)
+class PolySetting:
+    """A PLUME or SPLA1 setting; ``gamma`` is None for SPLA1, and ``gamma`` and
+    ``inside`` are None at K = 1, where the model is logistic regression."""
+
+    k: int
+    alpha: float
+    gamma: float | None = None
+    inside: int | None = None
+
+    def tie_key(self) -> tuple:
+        """Ties go to smaller K, then larger alpha, smaller gamma, class 1 inside."""
+        return (self.k, -self.alpha, self.gamma or 0.0, self.inside != 1)
+
+    def warm_group(self) -> tuple:
+        """Settings that differ only in alpha (a warm-start path)."""
+        return (self.k, self.gamma, self.inside)
+
+    def describe(self) -> str:
+        parts = [f"K={self.k}", f"alpha={self.alpha:g}"]
+        if self.gamma is not None:
+            parts.append(f"gamma={self.gamma:g}")
+        if self.inside is not None:
+            parts.append(f"inside={self.inside}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class SvmSetting:
+    """RBF SVM: cost ``C`` and kernel width ``gamma`` (standardised features)."""
+
+    C: float
+    gamma: float
+
+    def tie_key(self) -> tuple:
+        """Ties go to the smoother fit: smaller C, then smaller gamma."""
+        return (self.C, self.gamma)
+
+    def describe(self) -> str:
+        return f"C={self.C:g} gamma={self.gamma:g}"
+
+
+@dataclass(frozen=True)
+class CartSetting:
+    """Decision tree: maximum depth (None: grown fully) and minimum leaf size."""
+
+    max_depth: int | None
+    min_samples_leaf: int
+
+    def tie_key(self) -> tuple:
+        """Ties go to the shallower tree, then the larger leaves."""
+        depth = np.inf if self.max_depth is None else self.max_depth
+        return (depth, -self.min_samples_leaf)
+
+    def describe(self) -> str:
+        return f"max_depth={self.max_depth} min_samples_leaf={self.min_samples_leaf}"
+
+
+Setting = PolySetting | SvmSetting | CartSetting
+
+
+def plume_candidates(grids: Grids) -> list[PolySetting]:
+    """K = 1 once per alpha; K > 1 over gamma x alpha x inside."""
+    single = [PolySetting(1, alpha) for alpha in grids.alphas]
+    return single + [
+        PolySetting(k, alpha, gamma, inside)
+        for k in grids.ks
+        if k > 1
+        for gamma in grids.gammas
+        for inside in grids.insides
+        for alpha in grids.alphas
+    ]
+
+
+def spla1_candidates(grids: Grids) -> list[PolySetting]:
+    """K = 1 once per alpha; K > 1 over alpha x inside."""
+    single = [PolySetting(1, alpha) for alpha in grids.alphas]
+    return single + [
+        PolySetting(k, alpha, None, inside)
+        for k in grids.ks
+        if k > 1
+        for inside in grids.insides
+        for alpha in grids.alphas
+    ]
+
+
+def candidates(family: str, grids: Grids) -> list[Setting]:
+    """The grid searched by the inner cross-validation of ``family``."""
+    if family == "plume":
+        return plume_candidates(grids)
+    if family == "spla1":
+        return spla1_candidates(grids)
+    if family == "svm":
+        return [SvmSetting(c, g) for c in grids.svm_cs for g in grids.svm_gammas]
+    if family == "cart":
+        return [
+            CartSetting(d, leaf)
+            for d in grids.cart_depths
+            for leaf in grids.cart_leaves
+        ]
+    raise ValueError(f"{family} has no grid")
+
+
+# ------------------------------------------------------------------ learners
+@dataclass
+class Fitted:
+    """A fitted classifier: ``predict`` maps design rows (no constant) to
+    P(y = 1 | x), or to 0/1 labels for the SVM."""
+
+    predict: Callable[[np.ndarray], np.ndarray]
+    seconds: float
+    iterations: float
+    converged: bool | None = None
+    params: np.ndarray | None = None
+    llf: float = np.nan
+
+
+@dataclass(frozen=True)
+class FitContext:
+    """Fit options that are not hyper-parameters."""
+
+    mstep: str = "newton"
+    seed: int = 0
+    start_params: np.ndarray | None = None
+    n_init: int = 1
+
+
+def with_constant(design: np.ndarray) -> np.ndarray:
+    """The design with a leading column of ones (the intercepts)."""
+    return np.column_stack([np.ones(design.shape[0]), design])
+
+
+def fit_poly(
+    design: np.ndarray,
+    y: np.ndarray,
+    setting: PolySetting,
+    context: FitContext,
+    hard: bool,
+) -> Fitted:
+    """PLUME (or SPLA1 when ``hard``) by EM at ``setting``; ``.fit()`` timed."""
+    exog = with_constant(design)
+    inside = 1 if setting.inside is None else setting.inside
+    if hard:
+        model = HardPolyhedralLogit(y, exog, k=setting.k, inside=inside)
+    else:
+        gamma = 1.0 if setting.gamma is None else setting.gamma
+        model = PolyhedralMixtureLogit(y, exog, k=setting.k, gamma=gamma, inside=inside)
+    start = time.perf_counter()
+    results = model.fit(
+        start_params=context.start_params,
+        maxiter=SPLA1_MAXITER if hard else 500,
+        n_init=1
+        if context.start_params is not None or setting.k == 1
+        else context.n_init,
+        alpha=setting.alpha,
+        mstep=context.mstep,
+        random_state=context.seed,
+        disp=False,
+    )
+    seconds = time.perf_counter() - start
+    params = np.asarray(results.params)
+    return Fitted(
+        lambda rows: model.predict(params, with_constant(rows)),
+        seconds,
+        float(results.mle_retvals["iterations"]),
+        bool(results.mle_retvals["converged"]),
+        params,
+        float(results.llf),
+    )
+
+
+def fit_logit(design: np.ndarray, y: np.ndarray) -> Fitted:
+    """statsmodels ``Logit`` with its defaults (Newton, at most 35 iterations)."""
+    model = sm.Logit(y, with_constant(design))
+    start = time.perf_counter()
+    results = model.fit(disp=0)
+    seconds = time.perf_counter() - start
+    params = np.asarray(results.params)
+    return Fitted(
+        lambda rows: model.predict(params, with_constant(rows)),
+        seconds,
+        float(results.mle_retvals["iterations"]),
+        bool(results.mle_retvals["converged"]),
+        llf=float(results.llf),
+    )
+
+
+def fit_svm(design: np.ndarray, y: np.ndarray, setting: SvmSetting) -> Fitted:
+    """RBF SVC; predicts labels (no probabilities, no Platt scaling)."""
+    model = SVC(kernel="rbf", C=setting.C, gamma=setting.gamma)
+    start = time.perf_counter()
+    model.fit(design, y)
+    seconds = time.perf_counter() - start
+    return Fitted(model.predict, seconds, float(np.sum(model.n_iter_)))
+
+
+def fit_cart(
+    design: np.ndarray, y: np.ndarray, setting: CartSetting, context: FitContext
+) -> Fitted:
+    """CART (scikit-learn's decision tree, Gini); predicts the leaf's P(y = 1)."""
+    model = DecisionTreeClassifier(
+        max_depth=setting.max_depth,
+        min_samples_leaf=setting.min_samples_leaf,
+        random_state=context.seed,
+    )
+    start = time.perf_counter()
+    model.fit(design, y)
+    seconds = time.perf_counter() - start
+    positive = list(model.classes_).index(1.0)
+    return Fitted(lambda rows: model.predict_proba(rows)[:, positive], seconds, np.nan)
+
+
+def fit_family(
+    family: str,
+    design: np.ndarray,
+    y: np.ndarray,
+    setting: Setting | None,
+    context: FitContext,
+) -> Fitted:
+    """Fit the model of ``family`` at ``setting``."""
+    if family in ("plume", "spla1"):
+        return fit_poly(design, y, setting, context, hard=family == "spla1")
+    if family == "logit":
+        return fit_logit(design, y)
+    if family == "svm":
+        return fit_svm(design, y, setting)
+    return fit_cart(design, y, setting, context)
+
+
+@dataclass
+class Attempt:
+    """The outcome of one fit: the fitted model (None if it raised), the warnings
+    it raised and the error message."""
+
+    fitted: Fitted | None
+    warnings: Counter[str]
+    error: str | None = None
+
+
+FIT_ERRORS = (
+    ValueError,
+    ArithmeticError,
+    np.linalg.LinAlgError,
+    PerfectSeparationError,
+)
+
+
+def attempt(fit: Callable[[], Fitted]) -> Attempt:
+    """Run ``fit``, catching and counting its warnings and the usual fit errors."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            fitted, error = fit(), None
+        except FIT_ERRORS as exc:
+            fitted, error = None, f"{type(exc).__name__}: {exc}"
+    return Attempt(fitted, Counter(warning_name(w.category) for w in caught), error)
+
+
+def warning_name(category: type) -> str:
+    """The warning's class name; scikit-learn's prefixed (it also has a
+    ConvergenceWarning)."""
+    prefix = "sklearn." if category.__module__.startswith("sklearn") else ""
+    return prefix + category.__name__
+
+
+# ------------------------------------------------------------------ scoring
+def correct(y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """Per row: 1 where ``predicted > 0.5`` agrees with ``y`` (probabilities or
+    0/1 labels), else 0."""
+    return ((predicted > 0.5) == (y == 1)).astype(float)
+
+
+def log_likelihood_rows(y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """Per row: the log-likelihood of ``y`` under P(y = 1) = ``predicted``
+    (minus the log-loss; higher is better, like accuracy)."""
+    p = np.clip(predicted, PROBABILITY_CLIP, 1 - PROBABILITY_CLIP)
+    return y * np.log(p) + (1 - y) * np.log1p(-p)
+
+
+def accuracy(y: np.ndarray, predicted: np.ndarray) -> float:
+    """Share of rows with ``predicted > 0.5`` equal to ``y``."""
+    return float(np.mean(correct(y, predicted)))
+
+
+def selection_scorer(family: str, select: str) -> Callable:
+    """``--select`` for the likelihood models; accuracy for SVM and CART (the SVM
+    has no probabilities, CART's pure leaves have an infinite log-loss)."""
+    if select == "logloss" and family in ("plume", "spla1"):
+        return log_likelihood_rows
+    return correct
+
+
+# ------------------------------------------------------------------ selection
+@dataclass(frozen=True)
+class Split:
+    """Training and validation designs and outcomes of one (inner) split."""
+
+    train: np.ndarray
+    y_train: np.ndarray
+    test: np.ndarray
+    y_test: np.ndarray
+
+
+@dataclass
+class Selection:
+    """The chosen setting of one family on one outer training fold, with the
+    cost of the search and its slowest setting (wall seconds over the inner
+    folds)."""
+
+    setting: Setting
+    score: float
+    seconds: float
+    warnings: Counter[str] = field(default_factory=Counter)
+    failures: int = 0
+    slowest: tuple[str, float] = ("", 0.0)
+
+
+def search_order(settings: list[Setting], warm_start: bool) -> list[Setting]:
+    """Warm start walks each group's alphas from the largest (smoothest) down."""
+    if not warm_start:
+        return settings
+    return sorted(settings, key=lambda s: (*map(str, s.warm_group()), -s.alpha))
+
+
+def choose(scores: dict[Setting, np.ndarray], rule: str = "one-se") -> Setting:
+    """The chosen setting from each setting's per-row validation scores (pooled
+    over the inner folds, rows in the same order for every setting).
+
+    ``rule="best"``: the best mean score, ties broken by ``tie_key``.
+    ``rule="one-se"`` (Breiman's one-standard-error rule): the simplest setting
+    (smallest ``tie_key``) whose mean score is within one standard error of the
+    best one's, the standard error being that of the paired per-row difference
+    from the best setting. With three inner folds the best mean is an optimistic
+    and noisy pick among dozens of settings; a more complex model (larger K,
+    smaller alpha) has to beat the simpler one by more than the noise to win.
+    """
+    means = {setting: float(np.mean(values)) for setting, values in scores.items()}
+    best_value = max(means.values())
+    tied = [s for s, value in means.items() if value >= best_value - TIE_TOLERANCE]
+    best = min(tied, key=lambda s: s.tie_key())
+    if rule == "best":
+        return best
+    eligible = [best]
+    for setting, values in scores.items():
+        difference = scores[best] - values
+        if setting is best or not np.all(np.isfinite(difference)):
+            continue
+        spread = np.std(difference, ddof=1) if difference.size > 1 else 0.0
+        if np.mean(difference) <= spread / np.sqrt(difference.size) + TIE_TOLERANCE:
+            eligible.append(setting)
+    return min(eligible, key=lambda s: s.tie_key())
+
+
+def select(
+    family: str,
+    splits: list[Split],
+    grids: Grids,
+    criterion: str,
+    context: FitContext,
+    warm_start: bool = False,
+    rule: str = "one-se",
+) -> Selection:
+    """Inner cross-validation of ``family`` over its grid.
+
+    Parameters
+    ----------
+    family : {"plume", "spla1", "svm", "cart"}
+        The model family (PLUME is searched with ``context.mstep``).
+    splits : list of Split
+        The inner folds, each with a design fitted on its training rows.
+    grids : Grids
+        The grids; see :func:`candidates`.
+    criterion : {"accuracy", "logloss"}
+        The criterion of the likelihood models (:func:`selection_scorer`).
+    context : FitContext
+        M-step and seed of the fits.
+    warm_start : bool
+        Start each PLUME/SPLA1 fit from the estimate at the previous, larger
+        alpha of the same K/gamma/inside on the same inner fold.
+    rule : {"one-se", "best"}
+        How the per-row scores choose a setting (:func:`choose`).
+
+    Returns
+    -------
+    Selection
+        The setting :func:`choose` picks. A fit that raises scores minus
+        infinity on its fold and is counted in ``failures``.
+    """
+    scorer = selection_scorer(family, criterion)
+    warm = warm_start and family in ("plume", "spla1")
+    previous: dict[tuple, np.ndarray] = {}
+    scores: dict[Setting, np.ndarray] = {}
+    costs: dict[Setting, float] = {}
+    caught: Counter[str] = Counter()
+    failures = 0
+    start = time.perf_counter()
+    for setting in search_order(candidates(family, grids), warm):
+        values = []
+        setting_start = time.perf_counter()
+        for index, split in enumerate(splits):
+            key = (index, setting.warm_group()) if warm else None
+            fit_context = replace(context, start_params=previous.get(key))
+            outcome = attempt(
+                lambda s=split, c=fit_context, st=setting: fit_family(
+                    family, s.train, s.y_train, st, c
+                )
+            )
+            caught.update(outcome.warnings)
+            if outcome.fitted is None:
+                failures += 1
+                values.append(np.full(split.y_test.size, -np.inf))
+                continue
+            if warm:
+                previous[key] = outcome.fitted.params
+            values.append(scorer(split.y_test, outcome.fitted.predict(split.test)))
+        scores[setting] = np.concatenate(values)
+        costs[setting] = time.perf_counter() - setting_start
+    chosen = choose(scores, rule)
+    slowest = max(costs, key=costs.get)
+    return Selection(
+        chosen,
+        float(np.mean(scores[chosen])),
+        time.perf_counter() - start,
+        caught,
+        failures,
+        (slowest.describe(), costs[slowest]),
+    )
