@@ -526,10 +526,12 @@ def protocol_lines(context: RunContext) -> list[str]:
         "log-loss of P(y=1)); SVM and CART are always selected on accuracy (the SVM "
         "has no probabilities, pure CART leaves an infinite log-loss). "
         + (
-            "Rule `one-se` (Breiman's one-standard-error rule): the simplest "
-            "setting whose mean score is within one standard error of the best "
-            "one's, the standard error being that of the paired per-row difference "
-            "from the best setting, pooled over the inner folds. "
+            "Rule `one-se` (Breiman's one-standard-error rule on the model size "
+            "of PLUME and SPLA1): the smallest K whose best setting is within one "
+            "standard error of the overall best, the standard error being that of "
+            "the paired per-row difference of the validation scores pooled over "
+            "the inner folds; then that K's best (alpha, gamma, inside). SVM and "
+            "CART take their best setting. "
             if config.rule == "one-se"
             else "Rule `best`: the best mean score. "
         )

@@ -664,8 +664,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--rule",
         choices=("one-se", "best"),
         default="one-se",
-        help="how the inner CV picks a setting: the simplest one within one "
-        "standard error of the best (default), or the best",
+        help="how the inner CV picks PLUME's and SPLA1's setting: the smallest K "
+        "within one standard error of the best (default), or the best",
     )
     parser.add_argument(
         "--n-init",
