@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import subprocess
 import sys
 from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -46,3 +51,52 @@ def test_init_compare_small(data_dir, tmp_path):
     )
     assert "kmeans" in stdout
     assert "| pima | 2 |" in output.read_text()
+
+
+def test_polyhedral_quick(tmp_path):
+    pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
+    pytest.importorskip("matplotlib", reason="the polyhedral benchmark needs [bench]")
+    stdout = _run("polyhedral.py", "--quick", "--output", str(tmp_path))
+    assert stdout == ""  # progress goes to stderr, results to the files
+    paths = {ext: tmp_path / f"polyhedral_quick.{ext}" for ext in ("md", "csv", "png")}
+    assert all(path.is_file() for path in paths.values())
+    table = pd.read_csv(paths["csv"])
+    expected = {
+        "true polytope",
+        "PLUME",
+        "SPLA1",
+        "Logit",
+        "SVM (RBF)",
+        "CART",
+        "PLUME (K by BIC)",
+    }
+    assert set(table["method"]) == expected
+    assert (table["status"] == "ok").all()
+    assert np.isfinite(table["test_accuracy"]).all()
+    assert table["test_accuracy"].between(0, 1).all()
+    # two d x one K x two noise levels, one seed
+    assert table.groupby("method").size().eq(4).all()
+    text = paths["md"].read_text()
+    assert "## Summary" in text and "| 5 | 2 | 0.10 |" in text
+
+
+def test_table1_quick(data_dir, tmp_path):
+    pytest.importorskip("sklearn", reason="the Table 1 benchmark needs [bench]")
+    pytest.importorskip("matplotlib", reason="the Table 1 benchmark needs [bench]")
+    stdout = _run(
+        "table1.py", "--quick", "--data-dir", str(data_dir), "--output", str(tmp_path)
+    )
+    assert "## Targets" in stdout
+    for suffix in (".md", ".csv", "_summary.csv", ".png"):
+        assert (tmp_path / f"table1_quick{suffix}").stat().st_size > 0
+    text = (tmp_path / "table1_quick.md").read_text()
+    assert "| heart | plume-newton |" in text and "| pima | svm |" in text
+    with open(tmp_path / "table1_quick.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    methods = {row["method"] for row in rows}
+    # the three M-steps, SPLA1, Logit, SVM and CART
+    assert len(methods) == 7 and {"plume-bfgs", "spla1", "cart"} <= methods
+    # 2 datasets x 3 outer folds per method
+    assert len(rows) == 2 * 3 * len(methods)
+    accuracies = [float(row["accuracy"]) for row in rows]
+    assert all(0.5 < a <= 1.0 for a in accuracies)
