@@ -190,6 +190,74 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         """``min_k w_k' x``: non-negative inside the polyhedron (class 1)."""
         return self.predict(exog, transform=transform, which="decision")
 
+    def get_margeff(
+        self,
+        at: str = "overall",
+        method: str = "dydx",
+        atexog=None,
+        dummy: bool = False,
+        count: bool = False,
+    ):
+        """Marginal effects on P(y = 1 | x), with delta-method standard errors.
+
+        As statsmodels' ``LogitResults.get_margeff``; the derivatives of PLUME's
+        prediction are analytic (see :mod:`plumestats._margeff`). With ``k=1``
+        the effects equal ``Logit``'s.
+
+        Parameters
+        ----------
+        at : {"overall", "mean", "median", "zero", "all"}
+            Average of the effects over the sample, effects at the mean (median,
+            zero) of the design, or every observation's (no inference).
+        method : {"dydx", "eyex", "dyex", "eydx"}
+            Derivative, elasticity or semi-elasticities.
+        atexog : dict or array_like, optional
+            Values to hold columns at, ``{column index or name: value}``, or a
+            whole design.
+        dummy : bool
+            Treat 0/1 columns as discrete: the change from 0 to 1.
+        count : bool
+            Treat non-negative integer columns as counts: half the change from
+            x - 1 to x + 1.
+
+        Returns
+        -------
+        PolyhedralMargins
+            With ``margeff``, ``margeff_se``, ``tvalues``, ``pvalues``,
+            ``conf_int()``, ``summary_frame()`` and ``summary()``.
+        """
+        from ._margeff import PolyhedralMargins
+
+        return PolyhedralMargins(self, (at, method, atexog, dummy, count))
+
+    def active_face(self, exog=None):
+        """0-based index of the owning hyperplane (smallest score) per row; see
+        :func:`plumestats._interpret.active_face`."""
+        from ._interpret import active_face
+
+        return active_face(self, exog)
+
+    def gate_probabilities(self, exog=None):
+        """``(n, K)`` gate probabilities ``g_k(x)``; see
+        :func:`plumestats._interpret.gate_probabilities`."""
+        from ._interpret import gate_probabilities
+
+        return gate_probabilities(self, exog)
+
+    def responsibilities(self):
+        """``(nobs, K)`` EM posterior of each expert at the estimates; see
+        :func:`plumestats._interpret.responsibilities`."""
+        from ._interpret import responsibilities
+
+        return responsibilities(self)
+
+    def face_shares(self) -> pd.DataFrame:
+        """Share and class mix of the observations each face owns; see
+        :func:`plumestats._interpret.face_shares`."""
+        from ._interpret import face_shares
+
+        return face_shares(self)
+
     def pred_table(self, threshold: float = 0.5) -> np.ndarray:
         """Confusion matrix: rows observed 0/1, columns predicted 0/1.
 

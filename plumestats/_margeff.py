@@ -1,0 +1,296 @@
+r"""Marginal effects of PLUME on P(y = 1 | x), with delta-method standard errors.
+
+Notation (one observation): scores :math:`a_k = w_k' x`, gate
+:math:`g = \operatorname{softmax}(-\gamma a)`, :math:`c = +1` when the class coded
+1 is inside the polyhedron and :math:`c = -1` when it is outside, experts
+:math:`e_k = \sigma(c a_k)`, :math:`h_k = \sigma(a_k)\sigma(-a_k)` and
+
+.. math::
+
+    P = \sum_k g_k e_k .
+
+Differentiating the gate, :math:`\partial g_k / \partial a_j = -\gamma g_k
+(\delta_{kj} - g_j)`, gives
+
+.. math::
+
+    D_j = \frac{\partial P}{\partial a_j} = g_j\,[c h_j - \gamma (e_j - P)],
+    \qquad
+    \frac{\partial P}{\partial x} = \sum_j D_j w_j ,
+
+and, with :math:`h_j' = h_j (1 - 2\sigma(a_j))`,
+
+.. math::
+
+    H_{jl} = \frac{\partial^2 P}{\partial a_j \partial a_l}
+    = \delta_{jl}\,[c g_j h_j (1 - 2\sigma(a_j) - \gamma) - \gamma D_j]
+      + \gamma (D_j g_l + g_j D_l).
+
+The Jacobian of the effect :math:`m = \sum_j D_j w_j` with respect to
+hyperplane :math:`l`'s weights is
+:math:`\partial m_r / \partial w_{lq} = \delta_{rq} D_l + \sum_j w_{jr} H_{jl} x_q`.
+The hard model, :math:`P = \sigma(c \min_k a_k)`, is the same algebra with a
+one-hot gate on the arg-min and :math:`\gamma = 0` (the owner does not change
+under a small perturbation, away from ties).
+
+The presentation (``summary``, ``summary_frame``, ``conf_int``, ``pvalues``) is
+statsmodels' own :class:`~statsmodels.discrete.discrete_margins.DiscreteMargins`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+from statsmodels.discrete.discrete_margins import DiscreteMargins
+
+from ._likelihood import gate_probabilities, linear_scores, predict_mean
+
+__all__ = ["PolyhedralMargins", "prediction_derivatives"]
+
+AT_CHOICES = ("overall", "mean", "median", "zero", "all")
+METHOD_CHOICES = ("dydx", "eyex", "dyex", "eydx")
+
+
+def prediction_derivatives(
+    params: np.ndarray,
+    exog: np.ndarray,
+    k: int,
+    gamma: float,
+    sign: float,
+    hard: bool,
+    second: bool = True,
+):
+    """P(y = 1 | x) and its first (and second) derivatives in the scores.
+
+    Parameters
+    ----------
+    params : ndarray, shape (K p,)
+        Hyperplane-major weights.
+    exog : ndarray, shape (n, p)
+        Design rows.
+    k : int
+        Number of hyperplanes.
+    gamma : float
+        Gate sharpness (ignored when ``hard``).
+    sign : float
+        ``+1`` when class 1 is inside the polyhedron, ``-1`` otherwise.
+    hard : bool
+        Hard gating (SPLA1).
+    second : bool
+        Also return the ``(n, K, K)`` second derivatives.
+
+    Returns
+    -------
+    prob : ndarray, shape (n,)
+        P(y = 1 | x).
+    first : ndarray, shape (n, K)
+        ``D[n, j] = dP_n / da_nj``.
+    second : ndarray, shape (n, K, K) or None
+        ``H[n, j, l] = d2 P_n / da_nj da_nl``.
+    """
+    scores = linear_scores(params, exog, k)
+    if hard:
+        owner = scores.argmin(axis=1)
+        gate = (owner[:, None] == np.arange(k)).astype(float)
+        gamma = 0.0
+        prob = expit(sign * scores[np.arange(len(owner)), owner])
+    else:
+        gate = gate_probabilities(scores, gamma)
+        prob = predict_mean(scores, gamma, sign)
+    expert = expit(sign * scores)
+    curvature = expit(scores) * expit(-scores)
+    first = gate * (sign * curvature - gamma * (expert - prob[:, None]))
+    if not second:
+        return prob, first, None
+    diag = sign * gate * curvature * (1.0 - 2.0 * expit(scores) - gamma)
+    diag -= gamma * first
+    hess = gamma * (first[:, :, None] * gate[:, None, :])
+    hess += np.swapaxes(hess, 1, 2)
+    idx = np.arange(k)
+    hess[:, idx, idx] += diag
+    return prob, first, hess
+
+
+class _Derivatives:
+    """Effects of one design on P(y = 1 | x) and their parameter Jacobian."""
+
+    def __init__(self, model, params: np.ndarray):
+        self.k = model.k
+        self.gamma = model.gamma
+        self.sign = 1.0 if model._inside_code == 1 else -1.0
+        self.hard = bool(model._hard)
+        self.params = np.asarray(params, dtype=float)
+        self.weights = self.params.reshape(self.k, -1)
+
+    def _terms(self, exog, second=True):
+        return prediction_derivatives(
+            self.params, exog, self.k, self.gamma, self.sign, self.hard, second
+        )
+
+    def dprob_dparams(self, exog, method):
+        """``dP/dw`` per row, ``(n, K p)``; divided by P for ``ey`` methods."""
+        prob, first, _ = self._terms(exog, second=False)
+        jac = (first[:, :, None] * exog[:, None, :]).reshape(len(exog), -1)
+        return jac / prob[:, None] if "ey" in method else jac
+
+    def predict(self, exog, method):
+        prob = self._terms(exog, second=False)[0]
+        return np.log(prob) if "ey" in method else prob
+
+    def continuous(self, exog, method, average):
+        """Effects ``(n, p)`` (or their mean) and the mean Jacobian ``(p, K p)``.
+
+        The effect of observation ``n`` on column ``r`` is ``s_nr m_nr`` with
+        ``s = x`` for ``ex`` methods and ``1 / P`` for ``ey`` methods; the
+        Jacobian is formed already averaged over the rows (``O(n K p^2)`` work,
+        ``O(n K p)`` memory), never per observation.
+        """
+        nobs, nvars = exog.shape
+        prob, first, hess = self._terms(exog)
+        effects = first @ self.weights  # m[n, r] = sum_j D_nj w_jr
+        scale = np.ones_like(effects)
+        if "ex" in method:
+            scale = scale * exog
+        if "ey" in method:
+            scale = scale / prob[:, None]
+        # T[n, r, l] = sum_j w_jr H_njl, weighted by s_nr, contracted with x_nq
+        weighted = scale[:, :, None] * np.einsum("jr,njl->nrl", self.weights, hess)
+        if "ey" in method:
+            # d(1/P)/dw_lq = -D_l x_q / P^2: the quotient rule's second term
+            weighted -= (scale * effects / prob[:, None])[:, :, None] * first[:, None]
+        jac = (weighted.reshape(nobs, -1).T @ exog).reshape(nvars, self.k, nvars)
+        own = (scale.T @ first) / nobs  # delta_rq * mean(s_nr D_nl)
+        jac = jac / nobs
+        idx = np.arange(nvars)
+        jac[idx, :, idx] += own
+        effects = scale * effects
+        if average:
+            effects = effects.mean(axis=0)
+        return effects, jac.reshape(nvars, -1)
+
+
+def _margeff_exog(model, exog, at, atexog):
+    """The design at which the effects are evaluated (statsmodels' rules)."""
+    exog = np.array(exog, dtype=float)
+    if atexog is not None:
+        if isinstance(atexog, dict):
+            names = list(model.exog_names)
+            for key, value in atexog.items():
+                if isinstance(key, str):
+                    if key not in names:
+                        raise ValueError(
+                            f"atexog key {key!r} is not a column of the design; "
+                            f"use one of {names} or a column index"
+                        )
+                    key = names.index(key)
+                if not isinstance(key, (int, np.integer)) or not (
+                    -len(names) <= key < len(names)
+                ):
+                    raise ValueError(
+                        f"atexog keys must be column indices in [0, {len(names)}) "
+                        f"or column names, got {key!r}"
+                    )
+                exog[:, key] = value
+        else:
+            atexog = np.asarray(atexog, dtype=float)
+            if atexog.shape[-1] != exog.shape[1] or atexog.ndim > 2:
+                raise ValueError(
+                    f"atexog must have {exog.shape[1]} columns like the design "
+                    f"({', '.join(model.exog_names)}), got shape {atexog.shape}; "
+                    "or pass a dict {column: value}"
+                )
+            exog = np.atleast_2d(atexog)
+    if at == "mean":
+        exog = exog.mean(axis=0, keepdims=True)
+    elif at == "median":
+        exog = np.median(exog, axis=0, keepdims=True)
+    elif at == "zero":
+        constant = model.exog.var(axis=0) == 0
+        exog = np.where(constant, 1.0, 0.0)[None, :]
+    return exog
+
+
+def _discrete_columns(exog, effects_idx, kind):
+    """Columns of 0/1 dummies or of non-negative counts (statsmodels' rules)."""
+    whole = np.all(exog % 1.0 == 0, axis=0)
+    dummy = whole & (exog.min(axis=0) == 0) & (exog.max(axis=0) == 1)
+    if kind == "dummy":
+        return np.flatnonzero(dummy & effects_idx)
+    return np.flatnonzero(whole & ~dummy & np.all(exog >= 0, axis=0) & effects_idx)
+
+
+class PolyhedralMargins(DiscreteMargins):
+    """Marginal effects of a PLUME fit on P(y = 1 | x).
+
+    Mirrors statsmodels' ``DiscreteMargins`` (``margeff``, ``margeff_se``,
+    ``margeff_cov``, ``tvalues``, ``pvalues``, ``conf_int``, ``summary_frame``,
+    ``summary``); see
+    :meth:`PolyhedralMixtureLogitResults.get_margeff <plumestats.results.\
+PolyhedralMixtureLogitResults.get_margeff>` for the options.
+    """
+
+    def get_margeff(self, at, method, atexog, dummy, count):
+        """Compute the effects (called by ``__init__``, as statsmodels does); the
+        options are those of ``PolyhedralMixtureLogitResults.get_margeff``."""
+        self._reset()
+        if not isinstance(at, str) or at.lower() not in AT_CHOICES:
+            raise ValueError(f"at must be one of {list(AT_CHOICES)}, got {at!r}")
+        if not isinstance(method, str) or method.lower() not in METHOD_CHOICES:
+            raise ValueError(
+                f"method must be one of {list(METHOD_CHOICES)}, got {method!r}"
+            )
+        at, method = at.lower(), method.lower()
+        undefined = method in ("dyex", "eyex") or at in ("median", "zero")
+        if (dummy or count) and undefined:
+            raise ValueError(
+                f"dummy=True/count=True take differences of predictions, which is "
+                f"not defined with method={method!r} or at={at!r}; use "
+                "method='dydx' or 'eydx' and at='overall', 'mean' or 'all'"
+            )
+        self.margeff_options = {"method": method, "at": at}
+        results = self.results
+        model = results.model
+        if model.exog is None:
+            raise ValueError(
+                "marginal effects need the estimation data, which remove_data() "
+                "dropped; refit the model"
+            )
+        params = np.asarray(results.params, dtype=float)
+        effects_idx = model.exog.var(axis=0) != 0  # constants get no effect
+        dummy_idx = _discrete_columns(model.exog, effects_idx, "dummy") if dummy else []
+        count_idx = _discrete_columns(model.exog, effects_idx, "count") if count else []
+        self.dummy_idx = np.asarray(dummy_idx) if len(dummy_idx) else None
+        self.count_idx = np.asarray(count_idx) if len(count_idx) else None
+        exog = _margeff_exog(model, model.exog, at, atexog)
+        deriv = _Derivatives(model, params)
+        effects, jac = deriv.continuous(exog, method, average=at != "all")
+        for columns, shift in ((dummy_idx, None), (count_idx, 1.0)):
+            for col in columns:
+                self._discrete_effect(deriv, exog, col, shift, method, effects, jac)
+        if at == "all":
+            self.margeff = effects[:, effects_idx]
+            return
+        cov = jac @ np.asarray(results.cov_params()) @ jac.T
+        self.margeff_cov = cov[effects_idx][:, effects_idx]
+        self.margeff_se = np.sqrt(np.diag(self.margeff_cov))
+        self.margeff = effects[effects_idx]
+
+    @staticmethod
+    def _discrete_effect(deriv, exog, col, shift, method, effects, jac):
+        """A dummy's change from 0 to 1, or a count's from x - 1 to x + 1 (halved),
+        and its Jacobian; ``effects`` and ``jac`` are updated in place."""
+        low, high = exog.copy(), exog.copy()
+        if shift is None:
+            low[:, col], high[:, col], half = 0.0, 1.0, 1.0
+        else:
+            low[:, col] -= shift
+            high[:, col] += shift
+            half = 0.5
+        change = half * (deriv.predict(high, method) - deriv.predict(low, method))
+        if effects.ndim == 2:
+            effects[:, col] = change
+        else:
+            effects[col] = change.mean()
+        dhigh = deriv.dprob_dparams(high, method)
+        dlow = deriv.dprob_dparams(low, method)
+        jac[col] = half * (dhigh - dlow).mean(axis=0)
