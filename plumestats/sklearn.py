@@ -1,0 +1,356 @@
+"""A scikit-learn estimator on the PLUME engine: :class:`PolyhedralClassifier`.
+
+Needs the ``sklearn`` extra (``pip install "plumestats[sklearn]"``); ``import
+plumestats`` does not import scikit-learn, only ``import plumestats.sklearn`` does.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, log_expit
+from statsmodels.tools.sm_exceptions import (
+    CollinearityWarning,
+    ConvergenceWarning,
+    HessianInversionWarning,
+    PerfectSeparationWarning,
+)
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+    from sklearn.utils import check_random_state
+    from sklearn.utils.multiclass import check_classification_targets, type_of_target
+    from sklearn.utils.validation import check_is_fitted, validate_data
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "plumestats.sklearn needs scikit-learn >= 1.6; install it with "
+        'pip install "plumestats[sklearn]"'
+    ) from exc
+
+from ._likelihood import compute_terms, linear_scores
+from .hard import HardPolyhedralLogit
+from .model import PolyhedralMixtureLogit
+
+__all__ = ["PolyhedralClassifier"]
+
+# Warnings about standard errors and identification of the hyperplanes: they
+# matter to inference on `results_`, not to the classifier's predictions.
+_INFERENCE_ONLY = (HessianInversionWarning, CollinearityWarning)
+# Warnings that say the fit may not be the maximum: re-raised in scikit-learn's
+# own category, the one scikit-learn users (and its model selection) filter.
+_UNSETTLED = (ConvergenceWarning, PerfectSeparationWarning)
+
+
+class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
+    r"""Polyhedral classifier (PLUME) with the scikit-learn estimator interface.
+
+    Fits :class:`plumestats.PolyhedralMixtureLogit` on ``[1, X]`` (an intercept
+    is always added): one class, ``classes_[inside]``, is modelled as the inside
+    of a polyhedron :math:`\{x : \min_k w_k' \tilde x \ge 0\}` with
+
+    .. math::
+
+        P(\text{inside} \mid x) = \sum_k g_k(x)\, \sigma(w_k' \tilde x), \qquad
+        g_k = \operatorname{softmax}_k(-\gamma\, w_k' \tilde x).
+
+    ``k=1`` is logistic regression; ``gamma=np.inf`` is the hard-gating model
+    :math:`\sigma(\min_k w_k' \tilde x)` (SPLA1,
+    :class:`plumestats.HardPolyhedralLogit`).
+
+    Parameters
+    ----------
+    k : int, default 2
+        Number of hyperplanes (faces of the polyhedron).
+    gamma : float, default 1.0
+        Sharpness of the gate (fixed, > 0); ``np.inf`` for hard gating.
+    alpha : float, default 0.0
+        L2 penalty on the slopes of the internally standardised features, per
+        observation (statsmodels' convention); intercepts are not penalised.
+        A small value (1e-3) keeps the weights finite on separable data.
+    mstep : {"newton", "gradient", "bfgs"}, default "newton"
+        M-step solver of the EM engine.
+    inside : {0, 1}, default 1
+        Index into ``classes_`` of the class that forms the polyhedron. With the
+        default, the larger label (``classes_[1]``, e.g. 1, True or the second
+        string in sorted order) is the inside.
+    n_init : int, default 1
+        Number of EM runs from different starts; the best likelihood is kept.
+    init : {"kmeans", "logit", "random"}, default "kmeans"
+        Start values of the EM runs.
+    max_iter : int, default 500
+        Maximum number of iterations of each run.
+    tol : float, default 1e-8
+        Convergence tolerance on the Newton step (standardised coordinates).
+    random_state : int, RandomState, Generator or None, default None
+        Seed of the starts. ``None`` uses the engine's fixed seed, so that fits
+        are reproducible.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two class labels, sorted.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names, when ``X`` in ``fit`` had string column names.
+    coef_ : ndarray of shape (k, n_features_in_)
+        Slopes of the hyperplanes, in the units of ``X``.
+    intercept_ : ndarray of shape (k,)
+        Intercepts of the hyperplanes.
+    results_ : PolyhedralMixtureLogitResults
+        The statsmodels-style results (``summary()``, ``bse``, ``llf``, ...).
+        The outcome is coded 1 for ``classes_[1]``.
+    converged_ : bool
+        Whether the best run converged.
+    n_iter_ : int
+        Iterations of the best run.
+
+    Notes
+    -----
+    **Warnings.** When the fit does not reach a regular maximum (no convergence,
+    or separable data with no finite maximum) the engine's statsmodels warning
+    is re-issued as :class:`sklearn.exceptions.ConvergenceWarning`, the category
+    scikit-learn users and tools already filter, with the engine's message and
+    advice; ``converged_`` records it too. Warnings that concern only standard
+    errors (``HessianInversionWarning``, ``CollinearityWarning``) are not shown:
+    predictions do not depend on them, and they remain on ``results_``'s
+    statsmodels side for whoever does inference (refit the model there to see
+    them). Every other warning passes through unchanged.
+
+    **Scores.** ``decision_function`` is the log-odds of ``classes_[1]``, so that
+    ``predict`` is ``decision_function(X) > 0`` and both rank points as
+    ``predict_proba`` does. At ``k=1`` (and for hard gating) it equals the linear
+    score; the geometric score :math:`\min_k w_k'\tilde x` is
+    ``results_.decision_function``.
+
+    Examples
+    --------
+    >>> from plumestats.datasets import simulate_polyhedron
+    >>> from plumestats.sklearn import PolyhedralClassifier
+    >>> data, _ = simulate_polyhedron(500, d=2, k=3, random_state=0)
+    >>> clf = PolyhedralClassifier(k=3).fit(data[["x1", "x2"]], data["y"])
+    >>> clf.predict_proba(data[["x1", "x2"]]).shape
+    (500, 2)
+    """
+
+    def __init__(
+        self,
+        k: int = 2,
+        gamma: float = 1.0,
+        alpha: float = 0.0,
+        mstep: str = "newton",
+        inside: int = 1,
+        n_init: int = 1,
+        init: str = "kmeans",
+        max_iter: int = 500,
+        tol: float = 1e-8,
+        random_state=None,
+    ):
+        self.k = k
+        self.gamma = gamma
+        self.alpha = alpha
+        self.mstep = mstep
+        self.inside = inside
+        self.n_init = n_init
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    @property
+    def _hard(self) -> bool:
+        return isinstance(self.gamma, numbers.Real) and self.gamma == np.inf
+
+    def fit(self, X, y) -> PolyhedralClassifier:
+        """Fit the polyhedral classifier.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features (numeric; an intercept is added).
+        y : array-like of shape (n_samples,)
+            Two class labels of any type (strings, integers, booleans).
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y")
+        self.classes_, y_coded = np.unique(y, return_inverse=True)
+        if y_type != "binary" or self.classes_.size != 2:
+            n_classes = self.classes_.size
+            if n_classes < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs samples of 2 classes, but the "
+                    f"data contain only 1 class: {self.classes_[0]!r}"
+                )
+            raise ValueError(
+                f"{type(self).__name__} is a binary classifier. Only binary "
+                f"classification is supported. The type of the target is {y_type} "
+                f"({n_classes} classes); for more classes wrap it in "
+                "sklearn.multiclass.OneVsRestClassifier."
+            )
+        if isinstance(self.inside, bool) or self.inside not in (0, 1):
+            raise ValueError(
+                "inside must be 0 or 1, the index into classes_ of the class that "
+                f"forms the polyhedron; got {self.inside!r}"
+            )
+        # named columns, so that results_.summary() speaks the user's names
+        design = pd.DataFrame(
+            _with_intercept(X), columns=["Intercept", *self._feature_names()]
+        )
+        if self._hard:
+            model = HardPolyhedralLogit(
+                y_coded.astype(float), design, k=self.k, inside=self.inside
+            )
+        else:
+            model = PolyhedralMixtureLogit(
+                y_coded.astype(float),
+                design,
+                k=self.k,
+                gamma=self.gamma,
+                inside=self.inside,
+            )
+        with _reissue_fit_warnings():
+            results = model.fit(
+                maxiter=self.max_iter,
+                tol=self.tol,
+                mstep=self.mstep,
+                init=self.init,
+                n_init=self.n_init,
+                random_state=_engine_seed(self.random_state),
+                alpha=self.alpha,
+            )
+        weights = np.asarray(results.params, dtype=float).reshape(self.k, -1)
+        self.intercept_ = weights[:, 0].copy()
+        self.coef_ = weights[:, 1:].copy()
+        self.results_ = results
+        self.converged_ = bool(results.converged)
+        self.n_iter_ = int(results.n_iter)
+        return self
+
+    def _feature_names(self) -> list[str]:
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            return [f"x{j + 1}" for j in range(self.n_features_in_)]
+        return [str(name) for name in names]
+
+    def decision_function(self, X) -> np.ndarray:
+        r"""Log-odds of ``classes_[1]``: :math:`\log P(c_1 \mid x) - \log P(c_0
+        \mid x)`, positive where ``classes_[1]`` is predicted.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        weights = np.column_stack([self.intercept_, self.coef_])
+        scores = linear_scores(weights.ravel(), _with_intercept(X), self.k)
+        if self._hard:
+            log_odds_inside = scores.min(axis=1)
+        else:
+            ones = np.ones(scores.shape[0])
+            log_in = compute_terms(scores, ones, self.gamma).loglikeobs
+            log_out = compute_terms(scores, -ones, self.gamma).loglikeobs
+            log_odds_inside = log_in - log_out
+        return log_odds_inside if self.inside == 1 else -log_odds_inside
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities, columns ordered as ``classes_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+        """
+        log_odds = self.decision_function(X)
+        return np.column_stack([expit(-log_odds), expit(log_odds)])
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Log class probabilities, columns ordered as ``classes_``."""
+        log_odds = self.decision_function(X)
+        return _log_expit_columns(log_odds)
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted labels: ``classes_[1]`` where its probability exceeds 1/2.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+def _log_expit_columns(log_odds: np.ndarray) -> np.ndarray:
+    return np.column_stack([log_expit(-log_odds), log_expit(log_odds)])
+
+
+def _with_intercept(X: np.ndarray) -> np.ndarray:
+    return np.column_stack([np.ones(X.shape[0]), X])
+
+
+def _engine_seed(random_state):
+    """The engine takes None, an int or a Generator; scikit-learn users also pass
+    a RandomState, from which one seed is drawn (as scikit-learn itself does)."""
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(
+        random_state, bool
+    ):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+class _reissue_fit_warnings(warnings.catch_warnings):
+    """Collect the engine's warnings and re-issue them for scikit-learn users:
+    see the Notes of :class:`PolyhedralClassifier`."""
+
+    def __init__(self):
+        super().__init__(record=True)
+
+    def __enter__(self):
+        self._caught = super().__enter__()
+        warnings.simplefilter("always")
+        return self._caught
+
+    def __exit__(self, *exc_info):
+        super().__exit__(*exc_info)
+        if exc_info[0] is not None:
+            return
+        for caught in self._caught:
+            if issubclass(caught.category, _INFERENCE_ONLY):
+                continue
+            if issubclass(caught.category, _UNSETTLED):
+                warnings.warn(
+                    f"{caught.category.__name__}: {caught.message}",
+                    SklearnConvergenceWarning,
+                    stacklevel=3,
+                )
+            else:
+                warnings.warn_explicit(
+                    caught.message, caught.category, caught.filename, caught.lineno
+                )

@@ -1,0 +1,201 @@
+"""PolyhedralClassifier: scikit-learn's estimator checks, and behaviour against
+independent truth (statsmodels' Logit at K = 1, the engine, invariances)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from numpy.testing import assert_allclose, assert_array_equal
+
+# plumestats.sklearn needs validate_data and __sklearn_tags__ (scikit-learn 1.6)
+pytest.importorskip("sklearn", minversion="1.6")
+
+from conftest import logistic_data
+from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from plumestats import HardPolyhedralLogit, PolyhedralMixtureLogit
+from plumestats.datasets import simulate_polyhedron
+from plumestats.sklearn import PolyhedralClassifier
+
+
+# k=3 is left out: check_estimators_nan_inf fits 10 rows of 3 features, fewer
+# than the k * (3 + 1) = 12 parameters, which the engine refuses by design.
+@parametrize_with_checks(
+    [
+        PolyhedralClassifier(),
+        PolyhedralClassifier(k=1),
+        PolyhedralClassifier(gamma=np.inf),
+        PolyhedralClassifier(inside=0, alpha=1e-3, mstep="bfgs"),
+    ]
+)
+def test_sklearn_compatible(estimator, check):
+    # the checks' tiny, often separable data make the engine report separation,
+    # re-issued as scikit-learn's ConvergenceWarning: expected there, not an error
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SklearnConvergenceWarning)
+        check(estimator)
+
+
+@pytest.fixture(scope="module")
+def polygon():
+    data, _ = simulate_polyhedron(400, d=2, k=3, noise=0.05, random_state=3)
+    return data[["x1", "x2"]], data["y"].to_numpy()
+
+
+def test_k1_matches_statsmodels_logit():
+    data = logistic_data(400, d=3, seed=1)
+    X, y = data[["x1", "x2", "x3"]], data["y"]
+    clf = PolyhedralClassifier(k=1).fit(X, y)
+    logit = sm.Logit(y, sm.add_constant(X)).fit(disp=0)
+    assert_allclose(clf.predict_proba(X)[:, 1], logit.predict(), atol=1e-6)
+    assert_allclose(clf.intercept_[0], logit.params["const"], atol=1e-6)
+    assert_allclose(clf.coef_[0], logit.params[["x1", "x2", "x3"]], atol=1e-6)
+    # at K = 1 the decision function is the linear predictor
+    assert_allclose(clf.decision_function(X), logit.fittedvalues, atol=1e-6)
+
+
+def test_matches_the_engine(polygon):
+    X, y = polygon
+    clf = PolyhedralClassifier(k=3, gamma=2.0).fit(X, y)
+    res = PolyhedralMixtureLogit(y, sm.add_constant(X), k=3, gamma=2.0).fit()
+    assert_allclose(clf.results_.params, res.params, rtol=1e-10)
+    assert_allclose(clf.predict_proba(X)[:, 1], res.predict(), rtol=1e-9, atol=1e-12)
+    assert list(clf.results_.params.index[:3]) == ["h1:Intercept", "h1:x1", "h1:x2"]
+
+
+def test_hard_gating_is_spla1(polygon):
+    X, y = polygon
+    clf = PolyhedralClassifier(k=3, gamma=np.inf).fit(X, y)
+    res = HardPolyhedralLogit(y, sm.add_constant(X), k=3).fit()
+    assert_allclose(clf.predict_proba(X)[:, 1], res.predict(), rtol=1e-9, atol=1e-12)
+    assert clf.results_.model.gating == "hard"
+
+
+def test_label_coding_invariance(polygon):
+    X, y = polygon
+    reference = PolyhedralClassifier(k=3).fit(X, y)
+    for labels in (np.array(["out", "zin"]), np.array([False, True]), [-5, 7]):
+        coded = np.asarray(labels)[y]
+        clf = PolyhedralClassifier(k=3).fit(X, coded)
+        assert_array_equal(clf.classes_, np.sort(np.asarray(labels)))
+        assert_allclose(clf.predict_proba(X), reference.predict_proba(X), atol=1e-10)
+        assert_array_equal(clf.predict(X), np.asarray(labels)[reference.predict(X)])
+
+
+def test_inside_picks_the_class_that_forms_the_polyhedron(polygon):
+    X, y = polygon
+    # swapping the labels and the inside index gives the same polyhedron
+    swapped = PolyhedralClassifier(k=3, inside=0).fit(X, 1 - y)
+    direct = PolyhedralClassifier(k=3, inside=1).fit(X, y)
+    assert_allclose(swapped.coef_, direct.coef_, rtol=1e-8)
+    assert_allclose(
+        swapped.predict_proba(X)[:, ::-1], direct.predict_proba(X), atol=1e-10
+    )
+    assert direct.score(X, y) > 0.9
+
+
+def test_predict_agrees_with_decision_function(polygon):
+    X, y = polygon
+    clf = PolyhedralClassifier(k=3, gamma=0.5).fit(X, y)
+    decision = clf.decision_function(X)
+    assert_array_equal(clf.predict(X), clf.classes_[(decision > 0).astype(int)])
+    proba = clf.predict_proba(X)
+    assert_allclose(proba.sum(axis=1), 1.0)
+    assert_allclose(np.log(proba[:, 1] / proba[:, 0]), decision, atol=1e-8)
+    assert_allclose(np.exp(clf.predict_log_proba(X)), proba, rtol=1e-12)
+
+
+def test_pipeline_with_standard_scaler(polygon):
+    X, y = polygon
+    # internal standardisation is an exact reparametrisation, so scaling the
+    # features first changes the weights but not a single prediction
+    pipe = make_pipeline(StandardScaler(), PolyhedralClassifier(k=3)).fit(X, y)
+    plain = PolyhedralClassifier(k=3).fit(X, y)
+    assert_allclose(pipe.predict_proba(X), plain.predict_proba(X), atol=1e-6)
+    assert pipe.score(X, y) == plain.score(X, y)
+
+
+def test_grid_search_on_pima(pima):
+    X, y = pima.drop(columns="diabetes"), pima["diabetes"]
+    search = GridSearchCV(
+        make_pipeline(StandardScaler(), PolyhedralClassifier(alpha=1e-4)),
+        {"polyhedralclassifier__k": [1, 2], "polyhedralclassifier__gamma": [1, 5]},
+        cv=3,
+        error_score="raise",
+    )
+    search.fit(X, y)
+    assert search.cv_results_["mean_test_score"].shape == (4,)
+    # logistic regression reaches about 0.77 on pima; every setting is near it
+    assert np.all(search.cv_results_["mean_test_score"] > 0.7)
+    # StandardScaler hands on an array: the engine names its columns x1..x8
+    names = search.best_estimator_[-1].results_.model.exog_names
+    assert names == ["Intercept", *(f"x{j}" for j in range(1, 9))]
+
+
+def test_feature_names_reach_the_results(polygon):
+    X, y = polygon
+    clf = PolyhedralClassifier(k=2).fit(X, y)
+    assert_array_equal(clf.feature_names_in_, ["x1", "x2"])
+    assert clf.n_features_in_ == 2
+    assert list(clf.results_.model.exog_names) == ["Intercept", "x1", "x2"]
+
+
+def test_multiclass_is_refused_with_a_clear_message(polygon):
+    X, _ = polygon
+    y = np.arange(len(X)) % 3
+    with pytest.raises(ValueError, match=r"is a binary classifier.*OneVsRest"):
+        PolyhedralClassifier().fit(X, y)
+    with pytest.raises(ValueError, match="only 1 class"):
+        PolyhedralClassifier().fit(X, np.ones(len(X)))
+
+
+@pytest.mark.parametrize("inside", [2, -1, True, "a"])
+def test_bad_inside(polygon, inside):
+    X, y = polygon
+    with pytest.raises(ValueError, match="inside must be 0 or 1, the index"):
+        PolyhedralClassifier(inside=inside).fit(X, y)
+
+
+def test_engine_warnings_reach_users():
+    # two points per class that one hyperplane separates: no finite maximum
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = np.array([0, 0, 1, 1])
+    with pytest.warns(SklearnConvergenceWarning, match="PerfectSeparationWarning"):
+        clf = PolyhedralClassifier(k=1).fit(X, y)
+    assert not clf.converged_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a penalty gives a regular maximum
+        assert PolyhedralClassifier(k=1, alpha=1e-2).fit(X, y).converged_
+
+
+def test_random_state_forms(polygon):
+    X, y = polygon
+    fits = [
+        PolyhedralClassifier(k=3, n_init=2, init="random", random_state=rs).fit(X, y)
+        for rs in (5, np.random.RandomState(5), np.random.default_rng(5))
+    ]
+    for clf in fits:
+        assert clf.score(X, y) > 0.85
+
+
+def test_import_plumestats_does_not_import_sklearn():
+    code = "import sys, plumestats, plumestats.api; sys.exit('sklearn' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_pandas_labels_and_frames(polygon):
+    X, y = polygon
+    labels = pd.Series(np.where(y == 1, "inside", "outside"), dtype="category")
+    clf = PolyhedralClassifier(k=3, inside=0).fit(X, labels)
+    assert_array_equal(clf.classes_, ["inside", "outside"])
+    assert clf.score(X, labels) > 0.9
