@@ -116,6 +116,7 @@ def fit_em(model, *, start_params, options, mstep, init, n_init, random_state, a
         "max_abs_score": best.max_abs_score,
         "restarts_llf": np.array([trace.objective for trace in traces]),
         "restarts_converged": np.array([trace.converged for trace in traces]),
+        "restarts_llf_history": [np.asarray(trace.llf_history) for trace in traces],
     }
     return problem, scaling, best.params, retvals, len(starts)
 

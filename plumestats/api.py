@@ -5,6 +5,7 @@ from .datasets import simulate_polyhedron
 from .formula.api import plume, spla1
 from .hard import HardPolyhedralLogit
 from .model import PolyhedralMixtureLogit
+from .plotting import plot_convergence, plot_polyhedron, plot_select_k
 from .results import PolyhedralMixtureLogitResults
 
 __all__ = [
@@ -12,6 +13,9 @@ __all__ = [
     "PolyhedralMixtureLogit",
     "PolyhedralMixtureLogitResults",
     "RademacherBound",
+    "plot_convergence",
+    "plot_polyhedron",
+    "plot_select_k",
     "plume",
     "rademacher_bound",
     "simulate_polyhedron",
