@@ -117,6 +117,11 @@ def test_delta_method_jacobian_matches_finite_differences(
     results = polyhedral_fits[name]
     model = results.model
     exog = model.exog[:300]
+    if model._hard:
+        # hard gating: an effect jumps where a point changes face, so finite
+        # differences in the weights are meaningless within a step of a tie
+        scores = np.sort(exog @ results.hyperplanes.to_numpy().T, axis=1)
+        exog = exog[scores[:, 1] - scores[:, 0] > 1e-3]
     if at == "mean":
         exog = model.exog.mean(axis=0, keepdims=True)
 
