@@ -7,17 +7,20 @@ from .hard import HardPolyhedralLogit
 from .model import PolyhedralMixtureLogit
 from .plotting import plot_convergence, plot_polyhedron, plot_select_k
 from .results import PolyhedralMixtureLogitResults
+from .selection import compare_lr_test, select_k
 
 __all__ = [
     "HardPolyhedralLogit",
     "PolyhedralMixtureLogit",
     "PolyhedralMixtureLogitResults",
     "RademacherBound",
+    "compare_lr_test",
     "plot_convergence",
     "plot_polyhedron",
     "plot_select_k",
     "plume",
     "rademacher_bound",
+    "select_k",
     "simulate_polyhedron",
     "spla1",
 ]

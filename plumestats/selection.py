@@ -1,0 +1,371 @@
+"""Choosing the number of hyperplanes K (and gamma): information criteria or
+stratified cross-validation, and the likelihood-ratio comparison of nested fits."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.tools.sm_exceptions import (
+    ConvergenceWarning,
+    HessianInversionWarning,
+    PerfectSeparationWarning,
+)
+
+from ._cv import stratified_folds
+from ._fitting import as_rng
+from ._likelihood import compute_hard_terms, compute_terms, linear_scores
+from ._progress import Progress
+from ._validation import check_choice, check_int, check_positive_float
+from .hard import HardPolyhedralLogit
+from .model import PolyhedralMixtureLogit
+
+__all__ = [
+    "SELECT_K_COLUMNS",
+    "LRTestResult",
+    "SelectKResults",
+    "compare_lr_test",
+    "select_k",
+]
+
+CRITERIA = ("bic", "aic", "cv")
+SELECT_K_COLUMNS = (
+    "k",
+    "gamma",
+    "llf",
+    "aic",
+    "bic",
+    "cv_accuracy",
+    "cv_accuracy_se",
+    "cv_logloss",
+    "cv_logloss_se",
+    "converged",
+)
+# warnings that mark a fit as not at a regular maximum (its row: converged=False)
+_UNSETTLED = (ConvergenceWarning, PerfectSeparationWarning)
+
+
+@dataclass
+class SelectKResults:
+    """What :func:`select_k` found.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per candidate, columns ``k, gamma, llf, aic, bic, cv_accuracy,
+        cv_accuracy_se, cv_logloss, cv_logloss_se, converged``.
+    best : PolyhedralMixtureLogitResults
+        The chosen candidate fitted on all the data.
+    criterion : str
+        ``"bic"``, ``"aic"`` or ``"cv"``.
+    chosen : tuple
+        ``(k, gamma)`` of the chosen candidate (gamma NaN for K = 1).
+    """
+
+    table: pd.DataFrame
+    best: Any
+    criterion: str
+    chosen: tuple[int, float]
+    folds: np.ndarray | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        k, gamma = self.chosen
+        return (
+            f"SelectKResults(criterion={self.criterion!r}, chosen=(k={k}, "
+            f"gamma={gamma:g}), candidates={len(self.table)})"
+        )
+
+
+def select_k(
+    formula: str,
+    data: pd.DataFrame,
+    ks: Iterable[int] = range(1, 6),
+    gammas: Iterable[float] = (0.5, 1.0, 2.0, 5.0),
+    criterion: str = "bic",
+    cv: int = 10,
+    alpha: float = 0.0,
+    inside=1,
+    n_init: int = 1,
+    random_state=None,
+    progress: bool | None = None,
+    *,
+    cross_validate: bool | None = None,
+) -> SelectKResults:
+    r"""Fit PLUME over a grid of K and gamma and choose one.
+
+    Every candidate is fitted on all the data (``llf``, ``aic``, ``bic``,
+    ``converged``). With ``criterion="cv"`` (or ``cross_validate=True``) each is
+    also fitted ``cv`` times on stratified folds and scored on the held-out rows.
+
+    Parameters
+    ----------
+    formula : str
+        Patsy formula, as for :func:`plumestats.api.plume`.
+    data : DataFrame
+        The data.
+    ks : iterable of int
+        Numbers of hyperplanes to try. K = 1 (logistic regression, where gamma
+        plays no role) is fitted once and reported with ``gamma`` NaN.
+    gammas : iterable of float
+        Gate sharpness values tried for every K > 1; ``np.inf`` is the
+        hard-gating model (SPLA1).
+    criterion : {"bic", "aic", "cv"}
+        Smallest BIC, smallest AIC, or smallest cross-validated log-loss (mean
+        held-out :math:`-\log P(y_n \mid x_n)`, a proper scoring rule that
+        separates candidates long before their accuracies differ). Ties go to
+        the smaller K, then the smaller gamma.
+    cv : int, default 10
+        Number of stratified folds.
+    alpha : float, default 0
+        L2 penalty of every fit (see ``fit(alpha=...)``).
+    inside : int or label, default 1
+        Which outcome forms the polyhedron (see ``plume``).
+    n_init : int, default 1
+        EM restarts per fit.
+    random_state : int, numpy Generator or None
+        Seed of the folds and of every fit's starts. ``None`` is a fixed seed:
+        the selection is reproducible.
+    progress : bool or None
+        Print a line per finished candidate to standard error; ``None`` does so
+        only when standard error is a terminal.
+    cross_validate : bool or None
+        Fill the ``cv_*`` columns; ``None`` means ``criterion == "cv"``. With
+        ``True`` and ``criterion="bic"`` the table shows both.
+
+    Returns
+    -------
+    SelectKResults
+        ``.table``, ``.best``, ``.criterion``, ``.chosen``.
+
+    Notes
+    -----
+    ``cv_accuracy`` and ``cv_logloss`` average per held-out row over all rows;
+    their ``_se`` is the standard deviation of the fold means divided by
+    :math:`\sqrt{\text{cv}}`. A fit that did not reach a regular maximum (no
+    convergence, or separation) has ``converged=False``; one
+    ``ConvergenceWarning`` lists those candidates at the end instead of one
+    warning per fit. The singular information of a redundant hyperplane
+    (expected for K above the truth) is reported only if that candidate is
+    chosen, as its ``HessianInversionWarning``.
+
+    Examples
+    --------
+    >>> import plumestats.api as ps
+    >>> data, _ = ps.simulate_polyhedron(600, k=3, noise=0.05, random_state=0)
+    >>> sel = ps.select_k("y ~ x1 + x2", data, ks=(1, 2, 3), gammas=(1.0,))
+    >>> sel.chosen
+    (3, 1.0)
+    """
+    check_choice(criterion, "criterion", CRITERIA)
+    alpha = check_positive_float(alpha, "alpha", allow_zero=True)
+    n_init = check_int(n_init, "n_init")
+    candidates = _candidates(ks, gammas)
+    if cross_validate is None:
+        cross_validate = criterion == "cv"
+    elif criterion == "cv" and not cross_validate:
+        raise ValueError("criterion='cv' needs cross_validate=True (or None)")
+
+    template = PolyhedralMixtureLogit.from_formula(formula, data, k=1, inside=inside)
+    folds = None
+    if cross_validate:
+        cv = check_int(cv, "cv", minimum=2)
+        folds = stratified_folds(template.endog, cv, as_rng(random_state))
+
+    reporter = Progress(len(candidates), "select_k", enabled=progress)
+    rows, fits, unsettled = [], {}, []
+    for k, gamma in candidates:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = _model_class(gamma).from_formula(
+                formula, data, k=k, inside=inside, **_gamma_kw(gamma)
+            )
+            results = model.fit(alpha=alpha, n_init=n_init, random_state=random_state)
+        settled = not any(issubclass(w.category, _UNSETTLED) for w in caught)
+        _reissue(w for w in caught if not _is_fit_diagnostic(w.category))
+        row = {
+            "k": k,
+            "gamma": np.nan if k == 1 else gamma,
+            "llf": results.llf,
+            "aic": results.aic,
+            "bic": results.bic,
+            "converged": bool(results.converged) and settled,
+        }
+        if folds is not None:
+            row.update(
+                _cross_validate(template, folds, k, gamma, alpha, n_init, random_state)
+            )
+        rows.append(row)
+        fits[(k, gamma)] = (results, caught)
+        if not row["converged"]:
+            unsettled.append(_label(k, gamma))
+        reporter.step(f"k={k}" + ("" if k == 1 else f", gamma={gamma:g}"))
+
+    table = pd.DataFrame(rows).reindex(columns=list(SELECT_K_COLUMNS))
+    score = {"bic": "bic", "aic": "aic", "cv": "cv_logloss"}[criterion]
+    # stable sort on a table already ordered by (k, gamma): ties go to smaller k
+    best_row = int(np.argsort(table[score].to_numpy(), kind="stable")[0])
+    k, gamma = candidates[best_row]
+    best, caught = fits[(k, gamma)]
+    if unsettled:
+        warnings.warn(
+            f"{len(unsettled)} of {len(candidates)} candidate fits did not reach a "
+            f"regular maximum ({', '.join(unsettled)}); their rows have "
+            "converged=False. Try more restarts (n_init) or a small penalty (alpha).",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    _reissue(w for w in caught if issubclass(w.category, HessianInversionWarning))
+    chosen = (k, np.nan if k == 1 else gamma)
+    return SelectKResults(table, best, criterion, chosen, folds)
+
+
+def _candidates(ks, gammas) -> list[tuple[int, float]]:
+    ks = [check_int(k, "every k in ks") for k in ks]
+    gammas = [float(g) for g in gammas]
+    if not ks:
+        raise ValueError("ks is empty; pass the numbers of hyperplanes to try")
+    if any(k > 1 for k in ks) and not gammas:
+        raise ValueError("gammas is empty; pass at least one gate sharpness")
+    for gamma in gammas:
+        if gamma != np.inf:
+            check_positive_float(gamma, "every gamma in gammas")
+    gammas = sorted(set(gammas))
+    out = [(1, 1.0)] if 1 in ks else []
+    out += [(k, g) for k in sorted(set(ks)) if k > 1 for g in gammas]
+    return out
+
+
+def _model_class(gamma: float):
+    return HardPolyhedralLogit if gamma == np.inf else PolyhedralMixtureLogit
+
+
+def _gamma_kw(gamma: float) -> dict:
+    return {} if gamma == np.inf else {"gamma": gamma}
+
+
+def _label(k: int, gamma: float) -> str:
+    return f"k={k}" if k == 1 else f"k={k}, gamma={gamma:g}"
+
+
+def _is_fit_diagnostic(category) -> bool:
+    """Warnings select_k summarises itself instead of repeating per fit."""
+    from statsmodels.tools.sm_exceptions import CollinearityWarning
+
+    return issubclass(
+        category, (*_UNSETTLED, HessianInversionWarning, CollinearityWarning)
+    )
+
+
+def _reissue(caught) -> None:
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def _cross_validate(template, folds, k, gamma, alpha, n_init, random_state) -> dict:
+    """Held-out accuracy and log-loss of one candidate, per row and per fold."""
+    y01, exog = template.endog, template.exog
+    inside_code = template._inside_code
+    sign = 1.0 if inside_code == 1 else -1.0
+    y_pm = sign * (2.0 * y01 - 1.0)  # +1 for the class inside the polyhedron
+    logprob = np.empty(y01.size)
+    for fold in range(int(folds.max()) + 1):
+        test = folds == fold
+        with warnings.catch_warnings():
+            # a fold fit's diagnostics are about that fold's parameters, which
+            # are only used to predict; the held-out scores judge the candidate
+            warnings.simplefilter("ignore")
+            model = _model_class(gamma)(
+                y01[~test], exog[~test], k=k, inside=inside_code, **_gamma_kw(gamma)
+            )
+            params = np.asarray(
+                model.fit(alpha=alpha, n_init=n_init, random_state=random_state).params
+            )
+        scores = linear_scores(params, exog[test], k)
+        terms = (
+            compute_hard_terms(scores, y_pm[test])
+            if gamma == np.inf
+            else compute_terms(scores, y_pm[test], gamma)
+        )
+        logprob[test] = terms.loglikeobs
+    correct = (logprob > np.log(0.5)).astype(float)
+    by_fold = pd.DataFrame({"fold": folds, "acc": correct, "loss": -logprob})
+    means = by_fold.groupby("fold").mean()
+    root = np.sqrt(len(means))
+    return {
+        "cv_accuracy": correct.mean(),
+        "cv_accuracy_se": means["acc"].std(ddof=1) / root,
+        "cv_logloss": -logprob.mean(),
+        "cv_logloss_se": means["loss"].std(ddof=1) / root,
+    }
+
+
+class LRTestResult(NamedTuple):
+    """Likelihood-ratio statistic, its chi-square p-value and degrees of freedom
+    (unpacks like statsmodels' ``(lr_stat, p_value, df_diff)``)."""
+
+    statistic: float
+    pvalue: float
+    df: int
+
+
+def compare_lr_test(restricted, full) -> LRTestResult:
+    r"""Likelihood-ratio test of a restricted fit against a larger one.
+
+    Mirrors statsmodels' ``RegressionResults.compare_lr_test`` (for any two
+    likelihood results, ``Logit`` included):
+    :math:`LR = 2(\ell_{full} - \ell_{restricted})` referred to a chi-square
+    with ``df`` = the difference in the number of parameters.
+
+    Parameters
+    ----------
+    restricted : results
+        The smaller fit (PLUME with fewer hyperplanes, or statsmodels' ``Logit``).
+    full : results
+        The larger fit, on the same observations.
+
+    Returns
+    -------
+    LRTestResult
+        ``(statistic, pvalue, df)``.
+
+    Notes
+    -----
+    **The test of K against K + 1 hyperplanes is non-regular: its chi-square
+    p-value is not valid.** Under the
+    null of K hyperplanes, the (K + 1)-th is not identified: its weights can
+    be anything if its gate never owns a point, or it duplicates another
+    hyperplane (parameters on the boundary of, or unidentified in, the
+    parameter space). Wilks' theorem needs a regular interior null, so the
+    p-value is at best indicative, typically anti-conservative. Use a
+    parametric bootstrap of the statistic (simulate from the restricted fit,
+    refit both models) or information criteria (:func:`select_k`) instead.
+    The test is regular for nested constraints within the same K, which
+    ``results.wald_test`` / ``t_test`` also cover.
+    """
+    n_small, n_large = len(restricted.params), len(full.params)
+    if restricted.nobs != full.nobs:
+        raise ValueError(
+            f"the two fits use different observations ({restricted.nobs} and "
+            f"{full.nobs}); fit both on the same data"
+        )
+    df = n_large - n_small
+    if df <= 0:
+        raise ValueError(
+            f"restricted has {n_small} parameters and full has {n_large}; pass "
+            "the smaller model first: compare_lr_test(restricted, full)"
+        )
+    statistic = 2.0 * (full.llf - restricted.llf)
+    if statistic < 0:
+        warnings.warn(
+            f"the larger model's log-likelihood ({full.llf:.6g}) is below the "
+            f"restricted one's ({restricted.llf:.6g}): its fit stopped at a worse "
+            "local maximum. Refit it with more restarts (n_init).",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    return LRTestResult(float(statistic), float(stats.chi2.sf(statistic, df)), df)

@@ -1,0 +1,214 @@
+"""select_k, stratified folds, compare_lr_test and the progress reporter,
+against simulated truth, statsmodels and hand computation."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from conftest import logistic_data
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy import stats
+from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+from plumestats._cv import stratified_folds
+from plumestats._progress import Progress
+from plumestats.api import compare_lr_test, plume, select_k, simulate_polyhedron
+from plumestats.selection import SELECT_K_COLUMNS
+
+# select_k summarises candidates that stopped short (K above the truth) in one
+# warning; expected on these grids, every other warning is still an error
+SUMMARY_WARNING = (
+    "ignore:\\d+ of \\d+ candidate fits:"
+    "statsmodels.tools.sm_exceptions.ConvergenceWarning"
+)
+
+
+@pytest.mark.filterwarnings(SUMMARY_WARNING)
+def test_bic_recovers_three_faces():
+    # Measured on seeds 0-19 (N = 300, 10% label noise, the default grid):
+    # K = 3 chosen 20 times of 20, about 0.4 s a seed.
+    chosen = []
+    for seed in range(10):
+        data, _ = simulate_polyhedron(300, d=2, k=3, noise=0.1, random_state=seed)
+        chosen.append(select_k("y ~ x1 + x2", data).chosen[0])
+    assert sum(k == 3 for k in chosen) >= 9, chosen
+
+
+@pytest.fixture(scope="module")
+def polygon() -> pd.DataFrame:
+    data, _ = simulate_polyhedron(300, d=2, k=3, noise=0.1, random_state=0)
+    return data
+
+
+@pytest.fixture(scope="module")
+def cv_selection(polygon):
+    return select_k(
+        "y ~ x1 + x2", polygon, ks=(1, 2, 3), gammas=(1.0, 5.0), criterion="cv", cv=5
+    )
+
+
+def test_table_layout(cv_selection):
+    table = cv_selection.table
+    assert tuple(table.columns) == SELECT_K_COLUMNS
+    assert table[["k", "gamma"]].fillna(-1).values.tolist() == [
+        [1, -1],
+        [2, 1.0],
+        [2, 5.0],
+        [3, 1.0],
+        [3, 5.0],
+    ]
+    assert table["converged"].dtype == bool
+
+
+def test_table_matches_direct_fits(polygon, cv_selection):
+    table = cv_selection.table.set_index(["k", "gamma"])
+    res = plume("y ~ x1 + x2", polygon, k=2, gamma=5.0).fit()
+    assert_allclose(
+        table.loc[(2, 5.0), ["llf", "aic", "bic"]], [res.llf, res.aic, res.bic]
+    )
+    logit = sm.Logit.from_formula("y ~ x1 + x2", polygon).fit(disp=0)
+    row = cv_selection.table.iloc[0]
+    assert_allclose([row.llf, row.aic, row.bic], [logit.llf, logit.aic, logit.bic])
+
+
+def test_cv_columns_by_hand(polygon, cv_selection):
+    """The K = 2, gamma = 1 row recomputed from its folds with statsmodels-free
+    arithmetic: held-out P(observed y) from each fold's own fit."""
+    folds = cv_selection.folds
+    y = polygon["y"].to_numpy()
+    logprob = np.empty(len(y))
+    for fold in range(5):
+        test = folds == fold
+        res = plume("y ~ x1 + x2", polygon[~test], k=2, gamma=1.0).fit()
+        p1 = np.asarray(res.predict(polygon[test]))
+        logprob[test] = np.log(np.where(y[test] == 1, p1, 1 - p1))
+    fold_loss = [-logprob[folds == f].mean() for f in range(5)]
+    row = cv_selection.table.iloc[1]
+    assert_allclose(row.cv_logloss, -logprob.mean(), rtol=1e-6)
+    assert_allclose(
+        row.cv_logloss_se, np.std(fold_loss, ddof=1) / np.sqrt(5), rtol=1e-5
+    )
+    assert_allclose(row.cv_accuracy, np.mean(logprob > np.log(0.5)))
+
+
+def test_cv_choice_and_best(cv_selection):
+    table = cv_selection.table
+    best_row = table.loc[table["cv_logloss"].idxmin()]
+    assert cv_selection.chosen == (best_row.k, best_row.gamma)
+    assert cv_selection.chosen[0] == 3
+    assert cv_selection.best.k == 3 and cv_selection.best.gamma == best_row.gamma
+    assert_allclose(cv_selection.best.llf, best_row.llf)
+    assert table["cv_accuracy"].iloc[-1] > table["cv_accuracy"].iloc[0] + 0.2
+
+
+def test_aic_and_bic_columns_without_cv(polygon):
+    sel = select_k("y ~ x1 + x2", polygon, ks=(1, 2), gammas=(2.0,), criterion="aic")
+    assert sel.table[["cv_accuracy", "cv_logloss_se"]].isna().all().all()
+    assert sel.criterion == "aic" and sel.chosen == (2, 2.0)
+    res = sel.best
+    nobs, n_params = res.nobs, len(res.params)
+    assert_allclose(res.aic, -2 * res.llf + 2 * n_params)
+    assert_allclose(res.bic, -2 * res.llf + np.log(nobs) * n_params)
+
+
+def test_hard_gating_candidate(polygon):
+    sel = select_k("y ~ x1 + x2", polygon, ks=(3,), gammas=(np.inf,))
+    assert sel.best.model.gating == "hard"
+    assert np.isinf(sel.table["gamma"].iloc[0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"criterion": "loo"}, "criterion must be one of"),
+        ({"ks": ()}, "ks is empty"),
+        ({"ks": (0, 1)}, "every k in ks must be an integer >= 1"),
+        ({"gammas": (-1.0,)}, "every gamma in gammas must be a finite number > 0"),
+        ({"criterion": "cv", "cv": 1}, "cv must be an integer >= 2"),
+        ({"criterion": "cv", "cross_validate": False}, "needs cross_validate"),
+    ],
+)
+def test_bad_arguments(polygon, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        select_k("y ~ x1 + x2", polygon, **kwargs)
+
+
+def test_stratified_folds():
+    y = np.r_[np.zeros(53), np.ones(27)]
+    folds = stratified_folds(y, 10, np.random.default_rng(0))
+    counts = np.bincount(folds, minlength=10)
+    assert counts.max() - counts.min() <= 1
+    for cls in (0, 1):
+        per_fold = np.bincount(folds[y == cls], minlength=10)
+        assert per_fold.max() - per_fold.min() <= 1
+    assert_array_equal(folds, stratified_folds(y, 10, np.random.default_rng(0)))
+    with pytest.raises(ValueError, match=r"class 1\.0 has 27; use fewer folds"):
+        stratified_folds(y, 30, np.random.default_rng(0))
+
+
+def test_compare_lr_test_matches_statsmodels():
+    data = logistic_data(400, d=3, seed=2)
+    # statsmodels' own compare_lr_test (on OLS results) is the oracle
+    small = sm.OLS.from_formula("x3 ~ x1", data).fit()
+    large = sm.OLS.from_formula("x3 ~ x1 + x2 + y", data).fit()
+    assert_allclose(compare_lr_test(small, large), large.compare_lr_test(small))
+    # K = 1 PLUME fits are Logit fits: the same test from either
+    logit = [
+        sm.Logit.from_formula(f, data).fit(disp=0)
+        for f in ("y ~ x1", "y ~ x1 + x2 + x3")
+    ]
+    ours = compare_lr_test(
+        plume("y ~ x1", data, k=1).fit(), plume("y ~ x1 + x2 + x3", data, k=1).fit()
+    )
+    assert_allclose(ours[:2], compare_lr_test(*logit)[:2], rtol=1e-6)
+    assert ours.df == 2
+    assert_allclose(ours.pvalue, stats.chi2.sf(2 * (logit[1].llf - logit[0].llf), 2))
+
+
+def test_compare_lr_test_k_against_k_plus_one(polygon):
+    two = plume("y ~ x1 + x2", polygon, k=2).fit()
+    three = plume("y ~ x1 + x2", polygon, k=3).fit()
+    result = compare_lr_test(two, three)
+    assert result.df == 3
+    assert_allclose(result.statistic, 2 * (three.llf - two.llf))
+    assert_allclose(result.pvalue, stats.chi2.sf(result.statistic, 3))
+    assert "non-regular" in compare_lr_test.__doc__
+    with pytest.raises(ValueError, match="pass the smaller model first"):
+        compare_lr_test(three, two)
+    other = plume("y ~ x1 + x2", polygon.iloc[:200], k=3).fit()
+    with pytest.raises(ValueError, match="different observations"):
+        compare_lr_test(two, other)
+
+
+def test_compare_lr_test_warns_on_a_worse_larger_fit():
+    # only llf, params and nobs are read: stand-ins for a larger fit stuck at a
+    # poorer local maximum than the restricted one
+    small = SimpleNamespace(llf=-100.0, params=np.zeros(6), nobs=300)
+    large = SimpleNamespace(llf=-101.0, params=np.zeros(9), nobs=300)
+    with pytest.warns(ConvergenceWarning, match="worse local maximum"):
+        result = compare_lr_test(small, large)
+    assert result == (-2.0, 1.0, 3)
+
+
+def test_progress_quiet_by_default_and_on_request(polygon, capsys):
+    select_k("y ~ x1 + x2", polygon, ks=(1, 2), gammas=(1.0,))
+    assert capsys.readouterr().err == ""  # pytest's stderr is not a terminal
+    select_k("y ~ x1 + x2", polygon, ks=(1, 2), gammas=(1.0,), progress=True)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[-1].startswith("select_k: 2/2 (") and lines[-1].endswith("gamma=1")
+
+
+def test_progress_rate_limit(capsys):
+    progress = Progress(1000, "fits", enabled=True, interval=3600)
+    for _ in range(1000):
+        progress.step()
+    lines = capsys.readouterr().err.strip().splitlines()
+    # the first step and the last print; everything in between is within the hour
+    assert [line.split(" (")[0] for line in lines] == [
+        "fits: 1/1000",
+        "fits: 1000/1000",
+    ]
