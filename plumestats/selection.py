@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 from statsmodels.tools.sm_exceptions import (
+    CollinearityWarning,
     ConvergenceWarning,
     HessianInversionWarning,
     PerfectSeparationWarning,
@@ -254,8 +255,6 @@ def _label(k: int, gamma: float) -> str:
 
 def _is_fit_diagnostic(category) -> bool:
     """Warnings select_k summarises itself instead of repeating per fit."""
-    from statsmodels.tools.sm_exceptions import CollinearityWarning
-
     return issubclass(
         category, (*_UNSETTLED, HessianInversionWarning, CollinearityWarning)
     )

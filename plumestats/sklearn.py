@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -222,7 +223,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 gamma=self.gamma,
                 inside=self.inside,
             )
-        with _reissue_fit_warnings():
+        with _reissued_fit_warnings():
             results = model.fit(
                 maxiter=self.max_iter,
                 tol=self.tol,
@@ -325,32 +326,24 @@ def _engine_seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-class _reissue_fit_warnings(warnings.catch_warnings):
+@contextmanager
+def _reissued_fit_warnings():
     """Collect the engine's warnings and re-issue them for scikit-learn users:
     see the Notes of :class:`PolyhedralClassifier`."""
-
-    def __init__(self):
-        super().__init__(record=True)
-
-    def __enter__(self):
-        self._caught = super().__enter__()
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        return self._caught
-
-    def __exit__(self, *exc_info):
-        super().__exit__(*exc_info)
-        if exc_info[0] is not None:
-            return
-        for caught in self._caught:
-            if issubclass(caught.category, _INFERENCE_ONLY):
-                continue
-            if issubclass(caught.category, _UNSETTLED):
-                warnings.warn(
-                    f"{caught.category.__name__}: {caught.message}",
-                    SklearnConvergenceWarning,
-                    stacklevel=3,
-                )
-            else:
-                warnings.warn_explicit(
-                    caught.message, caught.category, caught.filename, caught.lineno
-                )
+        yield
+    for warning in caught:
+        if issubclass(warning.category, _INFERENCE_ONLY):
+            continue
+        if issubclass(warning.category, _UNSETTLED):
+            # frames: this generator, contextlib's __exit__, fit, fit's caller
+            warnings.warn(
+                f"{warning.category.__name__}: {warning.message}",
+                SklearnConvergenceWarning,
+                stacklevel=4,
+            )
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
