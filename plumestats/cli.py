@@ -1,0 +1,313 @@
+"""The ``plumestats`` command line: fit a model from a CSV file, predict from it.
+
+Every bad input ends in one line on stderr, ``plumestats: error: ...``, and a
+non-zero exit status; tracebacks are kept for bugs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import json
+import math
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["build_parser", "main"]
+
+_PROG = "plumestats"
+
+_DESCRIPTION = """\
+PLUME: polyhedral classification as a probabilistic model. The class coded 1
+is modelled as the inside of a polyhedron with K faces; K = 1 is logistic
+regression."""
+
+_EPILOG = """\
+examples:
+  plumestats fit pima.csv "diabetes ~ glucose + bmi + age" --k 2
+  plumestats fit heart.csv "disease ~ age + C(thal)" --k 3 --gamma 2 --json
+  plumestats fit pima.csv "diabetes ~ glucose + bmi" --output fit.pickle
+  plumestats predict fit.pickle new.csv --output preds.csv
+
+'predict' loads a pickle: only load files you made or trust (unpickling can
+run arbitrary code)."""
+
+
+class CLIError(Exception):
+    """Bad input, reported as one line on stderr with exit status 1."""
+
+
+# ---------------------------------------------------------------- arguments
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``plumestats`` command."""
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog=_PROG,
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    fit = commands.add_parser(
+        "fit",
+        help="fit PLUME to a CSV file and print the summary",
+        description="Fit PLUME (or with --hard, SPLA1) to DATA with a patsy formula "
+        "and print the summary, or with --json the estimates as JSON.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    fit.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
+    fit.add_argument(
+        "formula", metavar="FORMULA", help='patsy formula, e.g. "y ~ x1 + C(g)"'
+    )
+    fit.add_argument("--k", type=int, default=2, help="number of faces (default 2)")
+    fit.add_argument(
+        "--gamma", type=float, default=1.0, help="gate sharpness (default 1)"
+    )
+    fit.add_argument(
+        "--alpha", type=float, default=0.0, help="L2 penalty on the slopes (default 0)"
+    )
+    fit.add_argument(
+        "--inside",
+        type=int,
+        choices=(0, 1),
+        default=1,
+        help="the outcome code that forms the polyhedron (default 1)",
+    )
+    fit.add_argument(
+        "--mstep",
+        choices=("newton", "gradient", "bfgs"),
+        default="newton",
+        help="EM M-step solver (default newton)",
+    )
+    fit.add_argument(
+        "--n-init", type=int, default=1, help="number of EM starts (default 1)"
+    )
+    fit.add_argument("--random-state", type=int, default=None, help="seed of restarts")
+    fit.add_argument(
+        "--hard",
+        action="store_true",
+        help="fit SPLA1, the hard-gating limit (gamma is not used)",
+    )
+    fit.add_argument("--output", metavar="FILE", help="save the results (a pickle)")
+    fit.add_argument(
+        "--json",
+        action="store_true",
+        help="print params, bse, llf, aic, bic and the Rademacher bound as JSON",
+    )
+    fit.set_defaults(run=_fit)
+
+    predict = commands.add_parser(
+        "predict",
+        help="P(y = 1 | x) for each row of a CSV file from a saved fit",
+        description="Write P(y = 1 | x) for each row of NEW, with NEW's row index, "
+        "from a fit saved by 'plumestats fit --output'. Rows with missing values "
+        "get an empty prediction.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    predict.add_argument("model", metavar="MODEL.pickle", help="a saved fit")
+    predict.add_argument("data", metavar="NEW.csv", help="CSV file with a header row")
+    predict.add_argument(
+        "--index-col", metavar="COLUMN", help="column of NEW to use as the row index"
+    )
+    predict.add_argument("--output", metavar="FILE", help="CSV file (default stdout)")
+    predict.set_defaults(run=_predict)
+    return parser
+
+
+# ---------------------------------------------------------------- helpers
+def _read_csv(path: str, index_col: str | None = None) -> pd.DataFrame:
+    if not Path(path).is_file():
+        raise CLIError(f"no such file: {path}")
+    try:
+        return pd.read_csv(path, index_col=index_col)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CLIError(f"could not read {path} as CSV: {_first_line(exc)}") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _missing_name(exc: BaseException) -> str | None:
+    """The name patsy could not find, if a NameError is behind ``exc``."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, NameError):
+            return exc.name
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _explain(
+    exc: Exception, data: pd.DataFrame, path: str, outcome: str | None = None
+) -> CLIError:
+    """One line for a model error, naming a missing column and its look-alikes."""
+    name = _missing_name(exc)
+    if name is not None and name not in data.columns:
+        columns = [str(c) for c in data.columns]
+        close = difflib.get_close_matches(name, columns, n=3)
+        hint = (
+            f"did you mean {', '.join(map(repr, close))}?"
+            if close
+            else f"the columns are {', '.join(columns[:12])}"
+            + (", ..." if len(columns) > 12 else "")
+        )
+        return CLIError(f"column {name!r} is not in {path}; {hint}")
+    message = _first_line(exc)
+    if outcome and message.startswith("endog must"):
+        # the model's word for the outcome means little on the command line
+        message = f"the outcome {outcome!r} must" + message[len("endog must") :]
+    return CLIError(message)
+
+
+def _finite(value):
+    """JSON has no NaN or infinity: they become null."""
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _as_json(res, formula: str) -> dict:
+    params = res.params
+    bound = None
+    if np.isfinite(res.gamma):
+        terms = dataclasses.asdict(res.rademacher_bound())
+        bound = {
+            key: _finite(value)
+            for key, value in terms.items()
+            if key not in ("weight_norms", "nobs", "k")
+        }
+        bound["vacuous"] = bool(res.rademacher_bound().vacuous)
+    return {
+        "formula": formula,
+        "k": int(res.k),
+        "gamma": _finite(res.gamma),
+        "nobs": int(res.nobs),
+        "converged": bool(res.mle_retvals.get("converged", False)),
+        "params": {str(n): _finite(v) for n, v in params.items()},
+        "bse": {str(n): _finite(v) for n, v in res.bse.items()},
+        "llf": _finite(res.llf),
+        "aic": _finite(res.aic),
+        "bic": _finite(res.bic),
+        "bound": bound,
+    }
+
+
+def _report_warnings(caught) -> None:
+    for item in caught:
+        print(f"{_PROG}: warning: {_first_line(item.message)}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- commands
+def _fit(args: argparse.Namespace) -> None:
+    from .formula.api import plume, spla1
+
+    data = _read_csv(args.data)
+    options = {"k": args.k, "inside": args.inside}
+    if not args.hard:
+        options["gamma"] = args.gamma
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model = (spla1 if args.hard else plume)(args.formula, data, **options)
+            res = model.fit(
+                mstep=args.mstep,
+                n_init=args.n_init,
+                random_state=args.random_state,
+                alpha=args.alpha,
+            )
+        except (ValueError, TypeError, KeyError) as exc:
+            outcome = args.formula.split("~")[0].strip()
+            raise _explain(exc, data, args.data, outcome) from exc
+    _report_warnings(caught)
+    if args.output:
+        try:
+            res.save(args.output)
+        except OSError as exc:
+            raise CLIError(f"could not save to {args.output}: {exc}") from exc
+        print(f"{_PROG}: saved the fit to {args.output}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(_as_json(res, args.formula), indent=2, allow_nan=False))
+    else:
+        print(res.summary())
+
+
+def _load_results(path: str):
+    from .results import PolyhedralMixtureLogitResults
+
+    if not Path(path).is_file():
+        raise CLIError(f"no such file: {path}")
+    try:
+        res = PolyhedralMixtureLogitResults.load(path)
+    except Exception as exc:  # unpickling arbitrary bytes can raise almost anything
+        raise CLIError(
+            f"{path} is not a plumestats result (not a readable pickle: "
+            f"{_first_line(exc)}); make one with 'plumestats fit ... --output'"
+        ) from exc
+    inner = getattr(res, "_results", res)
+    if not isinstance(inner, PolyhedralMixtureLogitResults):
+        raise CLIError(
+            f"{path} is not a plumestats result (it holds a "
+            f"{type(res).__name__}); make one with 'plumestats fit ... --output'"
+        )
+    return res
+
+
+def _predict(args: argparse.Namespace) -> None:
+    res = _load_results(args.model)
+    data = _read_csv(args.data, index_col=args.index_col)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            predicted = res.predict(data)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise _explain(exc, data, args.data) from exc
+    _report_warnings(caught)
+    out = pd.DataFrame(
+        {"predicted": np.asarray(predicted, dtype=float)}, index=data.index
+    )
+    if args.output:
+        out.to_csv(args.output)
+        print(
+            f"{_PROG}: wrote {len(out)} predictions to {args.output}", file=sys.stderr
+        )
+    else:
+        out.to_csv(sys.stdout)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 1 for bad input (one line on stderr), 2 for bad usage
+        (argparse's convention).
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.run(args)
+    except CLIError as exc:
+        print(f"{_PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    return 0

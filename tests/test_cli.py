@@ -1,0 +1,231 @@
+"""The ``plumestats`` command line, run as a user runs it (a subprocess).
+
+Oracles: the same fit made in-process through ``plumestats.formula.api``, and
+the saved pickle loaded in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import re
+import shutil
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import plumestats
+from plumestats.cli import main
+from plumestats.formula.api import plume
+from plumestats.results import PolyhedralMixtureLogitResults
+
+FORMULA = "diabetes ~ glucose + bmi + age"
+
+
+def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "plumestats", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def pima_csv(data_dir):
+    return data_dir / "pima.csv"
+
+
+@pytest.fixture(scope="module")
+def saved_fit(pima_csv, tmp_path_factory):
+    """``fit --json --output`` once: the JSON and the pickle's path."""
+    path = tmp_path_factory.mktemp("cli") / "model.pickle"
+    done = run("fit", pima_csv, FORMULA, "--k", "2", "--json", "--output", path)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), path
+
+
+@pytest.fixture(scope="module")
+def in_process(pima):
+    return plume(FORMULA, pima, k=2, gamma=1.0).fit()
+
+
+def test_fit_prints_the_summary(pima_csv):
+    done = run("fit", pima_csv, FORMULA, "--k", "2")
+    assert done.returncode == 0, done.stderr
+    assert "PolyhedralMixtureLogit Regression Results" in done.stdout
+    for name in ("hyperplane h1", "hyperplane h2", "glucose", "Log-Likelihood"):
+        assert name in done.stdout
+    assert done.stderr == ""
+
+
+def test_json_has_the_estimates(saved_fit, in_process):
+    payload, _ = saved_fit
+    assert {"params", "bse", "llf", "aic", "bic", "bound"} <= set(payload)
+    names = list(in_process.params.index)
+    assert list(payload["params"]) == names
+    # the same deterministic fit in two processes: equal to rounding
+    np.testing.assert_allclose(
+        [payload["params"][n] for n in names], in_process.params, rtol=1e-8
+    )
+    np.testing.assert_allclose(
+        [payload["bse"][n] for n in names], in_process.bse, rtol=1e-6
+    )
+    for key in ("llf", "aic", "bic"):
+        np.testing.assert_allclose(payload[key], getattr(in_process, key), rtol=1e-10)
+    bound = in_process.rademacher_bound()
+    np.testing.assert_allclose(payload["bound"]["log_total"], bound.log_total)
+    assert payload["bound"]["vacuous"] is bound.vacuous
+
+
+def test_fit_options_reach_the_model(pima, pima_csv):
+    options = ["--k", "3", "--gamma", "2", "--alpha", "0.01", "--inside", "0"]
+    options += ["--mstep", "bfgs", "--n-init", "2", "--random-state", "5", "--json"]
+    done = run("fit", pima_csv, "diabetes ~ glucose + bmi", *options)
+    assert done.returncode == 0, done.stderr
+    expected = plume("diabetes ~ glucose + bmi", pima, k=3, gamma=2.0, inside=0).fit(
+        mstep="bfgs", n_init=2, random_state=5, alpha=0.01
+    )
+    payload = json.loads(done.stdout)
+    assert payload["k"] == 3 and payload["gamma"] == 2.0
+    np.testing.assert_allclose(payload["llf"], expected.llf, rtol=1e-8)
+
+
+def test_predict_round_trip(saved_fit, pima, in_process, tmp_path):
+    _, model = saved_fit
+    new = pima.drop(columns="diabetes").iloc[::7].copy()
+    new.iloc[0, 1] = np.nan  # a row with a missing value predicts empty (NaN)
+    new_csv, out_csv = tmp_path / "new.csv", tmp_path / "preds.csv"
+    new.to_csv(new_csv, index=False)
+    done = run("predict", model, new_csv, "--output", out_csv)
+    assert done.returncode == 0, done.stderr
+    got = pd.read_csv(out_csv, index_col=0)
+    frame = pd.read_csv(new_csv)
+    pd.testing.assert_index_equal(got.index, frame.index)
+    loaded = PolyhedralMixtureLogitResults.load(model)
+    np.testing.assert_allclose(got["predicted"], loaded.predict(frame), rtol=1e-12)
+    np.testing.assert_allclose(got["predicted"], in_process.predict(frame), rtol=1e-8)
+    assert np.isnan(got["predicted"].iloc[0])
+
+
+def test_predict_to_stdout_keeps_the_index_column(saved_fit, pima, tmp_path, capsys):
+    _, model = saved_fit
+    new = pima.iloc[:5].drop(columns="diabetes")
+    new.insert(0, "id", [f"p{i}" for i in range(5)])
+    new.to_csv(tmp_path / "new.csv", index=False)
+    args = ["predict", str(model), str(tmp_path / "new.csv"), "--index-col", "id"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "id,predicted" and lines[1].startswith("p0,")
+
+
+def _bad_cases(tmp):
+    (tmp / "dict.pickle").write_bytes(pickle.dumps({"params": [1.0]}))
+    (tmp / "text.pickle").write_text("not a pickle\n")
+    return {
+        "missing file": (
+            ["fit", tmp / "nope.csv", "y ~ x"],
+            "no such file: .*nope.csv",
+        ),
+        "bad formula": (
+            ["fit", "{pima}", "diabetes ~ glucose +"],
+            "could not build the design from the formula",
+        ),
+        "unknown column": (
+            ["fit", "{pima}", "diabetes ~ glucos + bmi"],
+            "column 'glucos' is not in .*pima.csv; did you mean 'glucose'",
+        ),
+        "unknown outcome": (
+            ["fit", "{pima}", "diabetez ~ bmi"],
+            "column 'diabetez' .* did you mean 'diabetes'",
+        ),
+        "outcome not binary": (
+            ["fit", "{pima}", "age ~ glucose"],
+            "the outcome 'age' must have two levels, found 52",
+        ),
+        "bad k": (["fit", "{pima}", FORMULA, "--k", "0"], "k must be an integer"),
+        "pickle of something else": (
+            ["predict", tmp / "dict.pickle", "{pima}"],
+            "dict.pickle is not a plumestats result .*holds a dict",
+        ),
+        "not a pickle": (
+            ["predict", tmp / "text.pickle", "{pima}"],
+            "text.pickle is not a plumestats result",
+        ),
+        "missing model": (["predict", tmp / "no.pickle", "{pima}"], "no such file"),
+    }
+
+
+BAD_CASES = [
+    "missing file",
+    "bad formula",
+    "unknown column",
+    "unknown outcome",
+    "outcome not binary",
+    "bad k",
+    "pickle of something else",
+    "not a pickle",
+    "missing model",
+]
+
+
+def _one_error_line(stderr: str, pattern: str) -> None:
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("plumestats: error: ")
+    assert re.search(pattern, lines[0]), lines[0]
+
+
+@pytest.mark.parametrize("case", BAD_CASES)
+def test_bad_input_is_one_line(case, pima_csv, tmp_path, capsys):
+    # in-process for speed (an uncaught exception would fail the test); the
+    # subprocess test below checks the same for a real process
+    args, pattern = _bad_cases(tmp_path)[case]
+    args = [str(a).replace("{pima}", str(pima_csv)) for a in args]
+    assert main(args) == 1
+    _one_error_line(capsys.readouterr().err, pattern)
+
+
+@pytest.mark.parametrize("case", ["unknown column", "not a pickle"])
+def test_bad_input_in_a_real_process(case, pima_csv, tmp_path):
+    args, pattern = _bad_cases(tmp_path)[case]
+    done = run(*[str(a).replace("{pima}", str(pima_csv)) for a in args])
+    assert done.returncode == 1
+    _one_error_line(done.stderr, pattern)
+
+
+def test_new_data_missing_a_column(saved_fit, tmp_path, capsys):
+    _, model = saved_fit
+    (tmp_path / "new.csv").write_text("glucose,bmi\n120,30\n")
+    assert main(["predict", str(model), str(tmp_path / "new.csv")]) == 1
+    _one_error_line(capsys.readouterr().err, "column 'age' is not in .*new.csv")
+
+
+def test_version_and_help(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"plumestats {plumestats.__version__}"
+    with pytest.raises(SystemExit) as info:
+        main(["fit", "--help"])
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    for option in ("--k", "--gamma", "--alpha", "--inside", "--mstep", "--n-init"):
+        assert option in text
+    assert "examples:" in text and "plumestats predict" in text
+
+
+def test_console_script_is_installed():
+    scripts = entry_points(group="console_scripts", name="plumestats")
+    assert [ep.value for ep in scripts] == ["plumestats.cli:main"]
+    exe = shutil.which("plumestats")
+    if exe is None:
+        pytest.skip("the console script is not on PATH in this environment")
+    done = subprocess.run([exe, "--version"], capture_output=True, text=True)
+    assert done.stdout.strip() == f"plumestats {plumestats.__version__}"
