@@ -212,3 +212,12 @@ def test_progress_rate_limit(capsys):
         "fits: 1/1000",
         "fits: 1000/1000",
     ]
+
+
+def test_string_outcome_and_inside_label(polygon):
+    labelled = polygon.assign(lab=np.where(polygon["y"] == 1, "yes", "no"))
+    grid = {"ks": (1, 3), "gammas": (1.0,), "criterion": "cv", "cv": 5}
+    by_label = select_k("lab ~ x1 + x2", labelled, inside="yes", **grid)
+    by_code = select_k("y ~ x1 + x2", polygon, **grid)
+    assert_allclose(by_label.table.fillna(0), by_code.table.fillna(0), rtol=1e-10)
+    assert_array_equal(by_label.folds, by_code.folds)
