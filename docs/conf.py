@@ -2,8 +2,8 @@
 
 Build with ``python -m sphinx -W --keep-going -b html docs docs/_build/html``
 (needs ``pip install "plumestats[docs]"``). Nothing here executes notebooks: the
-only code run at build time is the two quick examples, whose printed output and
-figure the "Examples" page shows (a few seconds).
+only code run at build time is three quick examples, whose printed output and
+figures the pages show (a few seconds).
 """
 
 from __future__ import annotations
@@ -95,3 +95,6 @@ def _run_example(name: str, argv: list[str]) -> None:
 
 _run_example("quickstart", [])
 _run_example("real_data", ["--figure", str(GENERATED / "real_data.png")])
+# interpretation.md shows the figures this example saves to its default folder
+# (examples/output/, not in git), so a fresh clone must make them first.
+_run_example("polyhedron_plots", ["--output-dir", str(ROOT / "examples" / "output")])
