@@ -1,7 +1,8 @@
 """Public names of plumestats in one namespace (``import plumestats.api as ps``)."""
 
 from .bounds import RademacherBound, rademacher_bound
-from .datasets import simulate_polyhedron
+from .datasets import list_datasets, simulate_polyhedron
+from .datasets import load as load_dataset
 from .formula.api import plume, spla1
 from .hard import HardPolyhedralLogit
 from .model import PolyhedralMixtureLogit
@@ -15,6 +16,8 @@ __all__ = [
     "PolyhedralMixtureLogitResults",
     "RademacherBound",
     "compare_lr_test",
+    "list_datasets",
+    "load_dataset",
     "plot_convergence",
     "plot_polyhedron",
     "plot_select_k",

@@ -62,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit = commands.add_parser(
         "fit",
         help="fit PLUME to a CSV file and print the summary",
-        description="Fit PLUME (or with --hard, SPLA1) to DATA with a patsy formula "
-        "and print the summary, or with --json the estimates as JSON.",
+        description="Fit PLUME (or with --hard, SPLA1) to DATA with a patsy "
+        "formula and print\nthe summary, or with --json the estimates as JSON. "
+        "Rows with missing values\nin the formula's columns are dropped.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -92,9 +93,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="EM M-step solver (default newton)",
     )
     fit.add_argument(
-        "--n-init", type=int, default=1, help="number of EM starts (default 1)"
+        "--n-init",
+        type=int,
+        default=1,
+        metavar="N",
+        help="number of EM starts, the best kept (default 1)",
     )
-    fit.add_argument("--random-state", type=int, default=None, help="seed of restarts")
+    fit.add_argument(
+        "--random-state", type=int, metavar="SEED", help="seed of the starts"
+    )
     fit.add_argument(
         "--hard",
         action="store_true",
@@ -112,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         "predict",
         help="P(y = 1 | x) for each row of a CSV file from a saved fit",
         description="Write P(y = 1 | x) for each row of NEW, with NEW's row index, "
-        "from a fit saved by 'plumestats fit --output'. Rows with missing values "
+        "from a fit saved\nby 'plumestats fit --output'. Rows with missing values "
         "get an empty prediction.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
