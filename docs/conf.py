@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import runpy
 import shutil
 import sys
@@ -68,7 +69,6 @@ numpydoc_class_members_toctree = False
 numpydoc_validation_checks: set[str] = set()
 
 intersphinx_mapping = {}  # offline builds: no inventories fetched
-suppress_warnings = ["myst.xref_missing"]
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"plumestats {release}"
@@ -77,6 +77,33 @@ html_theme_options = {
     "show_toc_level": 2,
 }
 html_static_path: list[str] = []
+
+
+# Docstrings inherited from these packages are written for their own Sphinx
+# sites (:ref: labels, glossary terms we do not have); rendered here they fail -W.
+_FOREIGN = ("sklearn",)
+_ROLE = re.compile(r":[\w:]+:`([^`<]*?)\s*(?:<[^`]*>)?`")
+
+
+def _summarise_foreign_docstring(app, what, name, obj, options, lines):
+    """Show an inherited third-party member by its summary line and its origin."""
+    module = getattr(obj, "__module__", None) or ""
+    if not module.startswith(_FOREIGN) or not lines:
+        return
+    summary = []
+    for line in lines:
+        if not line.strip():
+            break
+        summary.append(_ROLE.sub(r"\1", line.strip()))
+    lines[:] = [
+        " ".join(summary),
+        "",
+        f"Inherited from ``{module}``; see that package's documentation.",
+    ]
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _summarise_foreign_docstring)
 
 
 def _run_example(name: str, argv: list[str]) -> None:

@@ -96,9 +96,9 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         The two class labels, sorted.
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Feature names, when ``X`` in ``fit`` had string column names.
-    coef_ : ndarray of shape (k, n_features_in_)
+    coef_ : ndarray of shape (k, n_features)
         Slopes of the hyperplanes, in the units of ``X``.
     intercept_ : ndarray of shape (k,)
         Intercepts of the hyperplanes.
