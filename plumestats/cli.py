@@ -191,14 +191,14 @@ def _finite(value):
 def _as_json(res, formula: str) -> dict:
     params = res.params
     bound = None
-    if np.isfinite(res.gamma):
-        terms = dataclasses.asdict(res.rademacher_bound())
+    if np.isfinite(res.gamma):  # the bound is for the soft gate only
+        terms = res.rademacher_bound()
         bound = {
             key: _finite(value)
-            for key, value in terms.items()
+            for key, value in dataclasses.asdict(terms).items()
             if key not in ("weight_norms", "nobs", "k")
         }
-        bound["vacuous"] = bool(res.rademacher_bound().vacuous)
+        bound["vacuous"] = bool(terms.vacuous)
     return {
         "formula": formula,
         "k": int(res.k),

@@ -127,10 +127,15 @@ def test_predict_to_stdout_keeps_the_index_column(saved_fit, pima, tmp_path, cap
 def _bad_cases(tmp):
     (tmp / "dict.pickle").write_bytes(pickle.dumps({"params": [1.0]}))
     (tmp / "text.pickle").write_text("not a pickle\n")
+    (tmp / "empty.csv").write_text("")
     return {
         "missing file": (
             ["fit", tmp / "nope.csv", "y ~ x"],
             "no such file: .*nope.csv",
+        ),
+        "empty file": (
+            ["fit", tmp / "empty.csv", "y ~ x"],
+            "could not read .*empty.csv as CSV",
         ),
         "bad formula": (
             ["fit", "{pima}", "diabetes ~ glucose +"],
@@ -163,6 +168,7 @@ def _bad_cases(tmp):
 
 BAD_CASES = [
     "missing file",
+    "empty file",
     "bad formula",
     "unknown column",
     "unknown outcome",

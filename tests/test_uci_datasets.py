@@ -193,3 +193,14 @@ def test_list_datasets_describes_the_five():
     assert list(described) == NAMES
     for name, line in described.items():
         assert str(SPECS[name].nrows) in line and "\n" not in line
+
+
+def test_real_fetch_writes_the_whole_file_or_nothing(originals, tmp_path):
+    # urllib's file:// scheme runs the real download code without a network
+    source = originals / "heart.dat"
+    destination = tmp_path / "cache" / "heart.dat"
+    _uci._fetch(source.as_uri(), destination)
+    assert destination.read_bytes() == source.read_bytes()
+    with pytest.raises(urllib.error.URLError):
+        _uci._fetch((tmp_path / "absent.dat").as_uri(), tmp_path / "cache" / "x.dat")
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["heart.dat"]
