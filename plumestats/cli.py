@@ -44,6 +44,17 @@ class CLIError(Exception):
 
 
 # ---------------------------------------------------------------- arguments
+def _subcommand(commands, name: str, summary: str, description: str):
+    # the examples close every help page; keep the descriptions' line breaks
+    return commands.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``plumestats`` command."""
     from . import __version__
@@ -59,14 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    fit = commands.add_parser(
+    fit = _subcommand(
+        commands,
         "fit",
-        help="fit PLUME to a CSV file and print the summary",
-        description="Fit PLUME (or with --hard, SPLA1) to DATA with a patsy "
-        "formula and print\nthe summary, or with --json the estimates as JSON. "
-        "Rows with missing values\nin the formula's columns are dropped.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "fit PLUME to a CSV file and print the summary",
+        "Fit PLUME (or with --hard, SPLA1) to DATA with a patsy formula and print\n"
+        "the summary, or with --json the estimates as JSON. Rows with missing values\n"
+        "in the formula's columns are dropped.",
     )
     fit.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
     fit.add_argument(
@@ -115,14 +125,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fit.set_defaults(run=_fit)
 
-    predict = commands.add_parser(
+    predict = _subcommand(
+        commands,
         "predict",
-        help="P(y = 1 | x) for each row of a CSV file from a saved fit",
-        description="Write P(y = 1 | x) for each row of NEW, with NEW's row index, "
-        "from a fit saved\nby 'plumestats fit --output'. Rows with missing values "
-        "get an empty prediction.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "P(y = 1 | x) for each row of a CSV file from a saved fit",
+        "Write P(y = 1 | x) for each row of NEW, with NEW's row index, from a fit "
+        "saved\nby 'plumestats fit --output'. Rows with missing values get an empty "
+        "prediction.",
     )
     predict.add_argument("model", metavar="MODEL.pickle", help="a saved fit")
     predict.add_argument("data", metavar="NEW.csv", help="CSV file with a header row")
