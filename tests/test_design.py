@@ -25,6 +25,12 @@ def _factor_design(rng, nobs=3000):
     return np.column_stack([np.ones(nobs), numeric, indicators])
 
 
+@pytest.fixture(autouse=True)
+def _split_small_designs(monkeypatch):
+    """Small designs here stand for large ones: the split is what is tested."""
+    monkeypatch.setattr(design_module, "_MIN_DENSE_GRAM_WORK", 0)
+
+
 @pytest.fixture
 def split_design():
     rng = np.random.default_rng(0)
@@ -60,6 +66,13 @@ def test_gram_blocks_match_dense(split_design):
 def test_dense_designs_stay_dense():
     rng = np.random.default_rng(1)
     assert not DesignMatrix(rng.standard_normal((500, 12))).is_split
+
+
+def test_small_designs_stay_dense(monkeypatch):
+    monkeypatch.setattr(design_module, "_MIN_DENSE_GRAM_WORK", 2_000_000)
+    exog = _factor_design(np.random.default_rng(4), nobs=500)
+    assert not DesignMatrix(exog).is_split
+    assert DesignMatrix(np.tile(exog, (20, 1))).is_split
 
 
 def test_indicator_columns_are_scaled_not_centred():
