@@ -46,7 +46,19 @@ from ._likelihood import (
     q_value,
 )
 
-__all__ = ["EMOptions", "EMTrace", "Problem", "run_em"]
+__all__ = ["PERFECT_LOGPROB", "EMOptions", "EMTrace", "Problem", "run_em", "separating"]
+
+# An observation fitted with probability above 1 - 1e-8 for its own class is
+# "perfectly fitted": at a (quasi-)separated fit every observation a diverging
+# direction moves is.
+PERFECT_LOGPROB = -1e-8
+# Curvature per unit of squared score movement below which a direction is flat.
+# For K = 1 it is a weighted mean of p (1 - p), so a direction this flat moves only
+# observations fitted with probability above about 1 - 1e-8.
+_FLAT_CURVATURE = 1e-8
+# ... and the Newton step along it, in units of fitted score, above which the
+# flat direction leads to infinity rather than to a nearby maximum.
+_SEPARATING_STEP = 0.25
 
 _ARMIJO = 1e-4
 _MAX_HALVINGS = 12
@@ -464,6 +476,16 @@ def run_em(
                 converged, message = True, "converged (EM: small change and gradient)"
                 break
 
+    if converged and separating(problem, params, terms):
+        # The gradient and the curvature along a direction to infinity vanish
+        # together (both like exp(-margin)), so every test above can pass at a
+        # separated fit whose weights are only "large": it is no maximum.
+        converged = False
+        message = (
+            "separation: the likelihood keeps rising, ever more slowly, along a "
+            "direction that only moves perfectly fitted observations (the maximum "
+            "is at infinity)"
+        )
     final_grad = problem.gradient(params, terms)
     return EMTrace(
         params=params,
@@ -489,6 +511,68 @@ def _diverging(history: list[float], moves: list[float]) -> bool:
         return False
     gain = (history[-1] - history[-1 - _DIVERGENCE_WINDOW]) / max(1.0, abs(history[-1]))
     return gain < 1e-5 and min(moves[-_DIVERGENCE_WINDOW:]) > 0.5
+
+
+def separating(problem: Problem, params: np.ndarray, terms: Terms) -> bool:
+    r"""Whether a stationary-looking point is a separated fit rather than a maximum.
+
+    Separation leaves a direction ``v`` along which ``L`` rises to its supremum at
+    infinity; near convergence the gradient and the curvature along ``v`` have
+    both underflowed, so neither a vanished gradient nor a small Newton step tells
+    it from a maximum. What does is the curvature per unit of squared movement of
+    the scores,
+
+    .. math:: \lambda_{\min} = \min_v \frac{v'(-H)v}{v'Gv}, \qquad
+       G = \operatorname{blockdiag}_k \sum_n w_n r_{nk} \tilde x_n
+       \tilde x_n',
+
+    on the range of ``G`` (so that the flat directions of a rank-deficient design,
+    and those of an expert responsible for no observation, do not count). It is
+    of order one at a regular maximum and of order ``exp(-margin)`` along a
+    separating direction. The point is separated when ``lambda_min`` is below
+    ``1e-8``, most of the movement of that direction falls on observations
+    fitted with probability above ``1 - 1e-8``, and the Newton step along it
+    (slope over curvature) still moves some score by more than a quarter: a
+    flat direction at a regular maximum has a vanishing slope and a tiny step.
+    Without any perfectly fitted observation (ordinary data) nothing beyond one
+    comparison is computed.
+    """
+    perfect = terms.loglikeobs > PERFECT_LOGPROB
+    if not perfect.any():
+        return False
+    resp = problem._weighted(terms.resp)
+    p = problem.exog.shape[1]
+
+    def responsible_gram(mask):
+        gram = np.zeros((problem.k * p, problem.k * p))
+        for k in range(problem.k):  # K is small: a loop over experts only
+            block = slice(k * p, (k + 1) * p)
+            gram[block, block] = problem.exog.gram(resp[:, k] * mask)
+        return gram
+
+    gram = responsible_gram(np.ones(perfect.size))
+    size, basis = np.linalg.eigh(gram)
+    keep = size > 1e-10 * max(float(size[-1]), np.finfo(float).tiny)
+    if not keep.any():
+        return False
+    # whiten the range of G: v'Gv = 1 for every unit vector of the new basis
+    whiten = basis[:, keep] / np.sqrt(size[keep])
+    neg_hess = whiten.T @ problem.neg_hessian(terms) @ whiten
+    curvature, directions = np.linalg.eigh(0.5 * (neg_hess + neg_hess.T))
+    if curvature[0] > _FLAT_CURVATURE:
+        return False
+    flat = whiten @ directions[:, 0]
+    moved_perfect = flat @ responsible_gram(perfect.astype(float)) @ flat
+    if moved_perfect <= 0.5:  # of v'Gv = 1
+        return False
+    # A flat direction alone can be a regular, if ill-conditioned, maximum (a
+    # sharp face with few observations near it). Along a direction to infinity
+    # the slope vanishes with the curvature, so the Newton step along it still
+    # moves the scores by about one unit of margin; at a maximum it is tiny.
+    slope = float(problem.gradient(params, terms) @ flat)
+    step = abs(slope) / max(float(curvature[0]), np.finfo(float).tiny)
+    moves = problem.exog @ flat.reshape(problem.k, -1).T
+    return bool(step * float(np.max(np.abs(moves))) > _SEPARATING_STEP)
 
 
 def _rounding(value: float) -> float:

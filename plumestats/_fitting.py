@@ -12,7 +12,7 @@ from statsmodels.tools.sm_exceptions import (
     PerfectSeparationWarning,
 )
 
-from ._em import Problem, run_em
+from ._em import PERFECT_LOGPROB, Problem, run_em, separating
 from ._scaling import DesignScaling
 from ._start import make_start
 
@@ -21,10 +21,6 @@ __all__ = ["fit_direct", "fit_em"]
 # Without a seed, fits are still reproducible: a statistician expects the same data
 # to give the same table. Pass random_state to vary the restarts.
 _DEFAULT_SEED = 0
-
-# An observation fitted with probability above 1 - 1e-8 for its own class, at a fit
-# that did not reach a regular maximum, is the signature of (quasi-)separation.
-_PERFECT_LOGPROB = -1e-8
 
 
 def as_rng(random_state) -> np.random.Generator:
@@ -177,12 +173,16 @@ def fit_direct(
     final_llf = model.loglike(params)
     internal = scaling.to_internal(params.reshape(model.k, -1)).ravel()
     converged = bool(optimizer_retvals.get("converged", False))
+    # statsmodels' optimisers stop on a small gradient, which a separated fit has
+    separated = converged and separating(problem, internal, problem.terms(internal))
+    converged = converged and not separated
     retvals = {
         **optimizer_retvals,
         "converged": converged,
         "iterations": int(optimizer_retvals.get("iterations", 0) or 0),
         "message": f"statsmodels '{method}' optimiser "
-        + ("converged" if converged else "did not converge"),
+        + ("converged" if converged else "did not converge")
+        + (" (separation: the maximum is at infinity)" if separated else ""),
         "llf_history": np.array([start_llf, final_llf]),
         "steps": [],
         "n_em_steps": 0,
@@ -207,7 +207,11 @@ def canonical_order(problem: Problem, internal: np.ndarray) -> np.ndarray:
 def warn_if_unsettled(model, params, retvals, alpha, cov_ok) -> bool:
     """Convergence and separation warnings; returns whether separation was seen."""
     logprob = model.loglikeobs(params)
-    n_perfect = int(np.sum(logprob > _PERFECT_LOGPROB))
+    # An observation fitted with probability above 1 - 1e-8 for its own class, at
+    # a fit that did not reach a regular maximum (the engine tells a separated fit
+    # from one by the curvature along its flat directions), is the signature of
+    # (quasi-)separation.
+    n_perfect = int(np.sum(logprob > PERFECT_LOGPROB))
     separated = alpha == 0 and n_perfect > 0 and not (retvals["converged"] and cov_ok)
     if separated:
         warnings.warn(

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.api as sm
 from statsmodels.tools.sm_exceptions import (
     ConvergenceWarning,
     HessianInversionWarning,
@@ -167,6 +168,113 @@ def test_separable_data_warn_and_alpha_gives_finite_fit():
     assert res.mle_settings["alpha"] == 1e-3
     regularized = model.fit_regularized(alpha=1e-3)
     np.testing.assert_allclose(regularized.params, res.params)
+
+
+def _one_plane_separable():
+    """The data of the K = 1 bug report: the line x1 = 0.2 separates the classes."""
+    data, _ = ps.simulate_polyhedron(600, d=2, k=3, noise=0.03, random_state=1)
+    data["y"] = (data.x1 < 0.2).astype(int)
+    return data
+
+
+def _logit_params(data):
+    """statsmodels' Logit on the same design, and the warnings it issued."""
+    exog = sm.add_constant(data[["x1", "x2"]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # overflow in exp on separated data
+        res = sm.Logit(data["y"], exog).fit(disp=0, maxiter=100)
+    return res.params.to_numpy(), {w.category for w in caught}
+
+
+def _unit(vector):
+    vector = np.asarray(vector, dtype=float)
+    return vector / np.linalg.norm(vector)
+
+
+def test_k1_complete_separation_warns_like_logit():
+    data = _one_plane_separable()
+    model = ps.plume("y ~ x1 + x2", data, k=1)
+    with pytest.warns(PerfectSeparationWarning, match="alpha"):
+        res = model.fit()
+    # before the fix: "converged (gradient vanished)" with |w| ~ 4560 and silence
+    assert not res.converged
+    assert "separation" in res.mle_retvals["message"]
+    assert res.mle_retvals["separation"]
+    # statsmodels' BFGS stops on the vanished gradient too; the same check applies
+    with pytest.warns(PerfectSeparationWarning, match="alpha"):
+        assert not model.fit(method="bfgs").converged
+    # the fit runs off along statsmodels' ray (which does not converge either)
+    logit, categories = _logit_params(data)
+    assert ConvergenceWarning in categories
+    assert _unit(res.params) @ _unit(logit) > 0.9999
+    # with a margin wide enough for statsmodels' own check, both name separation
+    wide = data[np.abs(data.x1 - 0.2) > 0.2]
+    _, categories = _logit_params(wide)
+    assert PerfectSeparationWarning in categories
+    with pytest.warns(PerfectSeparationWarning):
+        assert not ps.plume("y ~ x1 + x2", wide, k=1).fit().converged
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        penalised = model.fit(alpha=1e-3)
+    assert penalised.converged and np.all(np.isfinite(penalised.bse))
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_quasi_complete_separation_warns(k):
+    data = _one_plane_separable()
+    # twenty observations of both classes on the separating line itself: no
+    # hyperplane separates them, so the maximum is at infinity with them unfitted
+    on_line = data.index[:20]
+    data.loc[on_line, "x1"] = 0.2
+    data.loc[on_line, "y"] = np.arange(20) % 2
+    model = ps.plume("y ~ x1 + x2", data, k=k)
+    with pytest.warns(PerfectSeparationWarning, match="alpha"):
+        res = model.fit()
+    assert not res.converged
+    # every face that runs off runs off along the line x1 = 0.2
+    for weights in res.hyperplanes.to_numpy():
+        assert abs(_unit(weights) @ _unit([0.2, -1.0, 0.0])) > 0.999
+    # the observations on the line keep a finite fit, (nearly) all others are perfect
+    perfect = model.loglikeobs(res.params.to_numpy()) > -1e-8
+    assert not perfect[on_line].any()
+    assert perfect.sum() >= len(data) - 25
+
+
+def _pure_corner(seed):
+    """Inside = {x1 > 0 (noisy labels), x2 > 0 (exact)}: the face x2 = 0 walls
+    off the pure half-plane x2 < 0, the face x1 = 0 has a finite fit."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, size=(400, 2))
+    inside = (x[:, 0] + rng.normal(0, 0.25, 400) > 0) & (x[:, 1] > 0)
+    return pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "y": inside.astype(int)})
+
+
+def test_k2_face_walling_off_a_pure_corner_warns():
+    model = ps.plume("y ~ x1 + x2", _pure_corner(0), k=2)
+    with pytest.warns(PerfectSeparationWarning, match="alpha"):
+        res = model.fit()
+    assert not res.converged
+    planes = res.hyperplanes.to_numpy()
+    sharp = np.argmax(np.linalg.norm(planes, axis=1))
+    assert _unit(planes[sharp]) @ [0.0, 0.0, 1.0] > 0.999  # the face x2 = 0
+    assert np.linalg.norm(planes[1 - sharp]) < 50  # the noisy face stays finite
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert model.fit(alpha=1e-3).converged
+
+
+def test_maximum_with_perfectly_fitted_points_is_no_false_alarm():
+    # this sample has a regular (local) maximum at which some observations are
+    # fitted with probability 1 - 1e-30: not separation
+    model = ps.plume("y ~ x1 + x2", _pure_corner(3), k=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = model.fit()
+    assert res.converged
+    assert np.sum(model.loglikeobs(res.params.to_numpy()) > -1e-8) > 0
+    # it is a maximum: sharpening or flattening all faces lowers L
+    for factor in (0.9, 1.1):
+        assert model.loglike(factor * res.params.to_numpy()) < res.llf
 
 
 def test_penalty_does_not_touch_intercepts_and_shrinks_slopes(simulated):
