@@ -14,20 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .selection import SELECT_K_COLUMNS
+
 __all__ = ["plot_convergence", "plot_polyhedron", "plot_select_k"]
 
-SELECT_K_COLUMNS = (
-    "k",
-    "gamma",
-    "llf",
-    "aic",
-    "bic",
-    "cv_accuracy",
-    "cv_accuracy_se",
-    "cv_logloss",
-    "cv_logloss_se",
-    "converged",
-)
 PROBABILITY_LEVELS = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 
