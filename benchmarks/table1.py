@@ -674,6 +674,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="k-means restarts of every PLUME/SPLA1 fit with K >= 2 (default 1)",
     )
     parser.add_argument(
+        "--gammas",
+        type=float,
+        nargs="+",
+        help=f"PLUME's gamma grid (default {GRIDS.gammas})",
+    )
+    parser.add_argument(
+        "--alphas",
+        type=float,
+        nargs="+",
+        help=f"PLUME's and SPLA1's alpha grid (default {GRIDS.alphas})",
+    )
+    parser.add_argument(
         "--warm-start",
         action="store_true",
         help="inner selection: start each alpha's PLUME/SPLA1 fit from "
@@ -740,6 +752,10 @@ def apply_defaults(args: argparse.Namespace) -> None:
     if args.inner_folds is None:
         args.inner_folds = 2 if quick else DEFAULT_INNER_FOLDS
     args.grids = QUICK_GRIDS if quick else GRIDS
+    if args.gammas:
+        args.grids = replace(args.grids, gammas=tuple(args.gammas))
+    if args.alphas:
+        args.grids = replace(args.grids, alphas=tuple(args.alphas))
     args.timing_repeats = QUICK_TIMING_REPEATS if quick else TIMING_REPEATS
     args.stem = "table1_quick" if quick else "table1"
 
