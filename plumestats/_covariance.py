@@ -64,7 +64,8 @@ def _nonrobust(cov, scores, cov_kwds):
 
 
 def _hc0(cov, scores, cov_kwds):
-    meat = scores.T @ scores
+    # np.asarray: a Dask model's scores are lazy; their cross-product is small
+    meat = np.asarray(scores.T @ scores)
     return cov @ meat @ cov, (
         "Standard errors are heteroscedasticity robust (HC0 sandwich of the "
         "observed information and the outer product of the scores)."

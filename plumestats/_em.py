@@ -130,6 +130,10 @@ class Problem:
         n_params = k * exog.shape[1]
         self.ridge = np.zeros(n_params) if ridge is None else np.asarray(ridge, float)
 
+    @property
+    def nobs(self) -> int:
+        return self.exog.shape[0]
+
     def terms(self, params: np.ndarray) -> Terms:
         scores = linear_scores(params, self.exog, self.k)
         if self.hard:
@@ -170,6 +174,39 @@ class Problem:
         hess = -gram_blocks(self.exog, weights)
         hess[np.diag_indices_from(hess)] += self.ridge
         return hess
+
+    # The engine's other questions about the data, each answered here so that a
+    # row-block problem (plumestats._blocks) can answer them with sums.
+    def score_change(self, old: Terms, new: Terms) -> float:
+        """Largest change of a fitted score between two parameter vectors."""
+        return float(np.max(np.abs(new.scores - old.scores)))
+
+    def count_perfect(self, terms: Terms) -> int:
+        """Observations fitted with probability above ``1 - 1e-8``."""
+        return int(np.sum(terms.loglikeobs > PERFECT_LOGPROB))
+
+    def responsible_grams(self, terms: Terms) -> tuple[np.ndarray, np.ndarray]:
+        """Block-diagonal ``sum_n w_n r_nk z_n z_n'`` over all observations and
+        over the perfectly fitted ones (see :func:`separating`)."""
+        resp = self._weighted(terms.resp)
+        perfect = (terms.loglikeobs > PERFECT_LOGPROB).astype(float)
+        p = self.exog.shape[1]
+        grams = []
+        for mask in (np.ones(perfect.size), perfect):
+            gram = np.zeros((self.k * p, self.k * p))
+            for k in range(self.k):  # K is small: a loop over experts only
+                block = slice(k * p, (k + 1) * p)
+                gram[block, block] = self.exog.gram(resp[:, k] * mask)
+            grams.append(gram)
+        return grams[0], grams[1]
+
+    def max_abs_move(self, direction: np.ndarray) -> float:
+        """``max_n,k |z_n' d_k|`` for a hyperplane-major direction ``d``."""
+        return float(np.max(np.abs(self.exog @ direction.reshape(self.k, -1).T)))
+
+    def gate_share(self, params: np.ndarray) -> np.ndarray:
+        """Mean gate probability of each expert over the observations."""
+        return self.terms(params).gate.mean(axis=0)
 
 
 def _damped_solve(
@@ -445,10 +482,9 @@ def run_em(
         rel_change = (new_value - value) / max(1.0, abs(value))
         # how far the fitted scores moved: the currency of separation, whatever
         # the scale of the diverging coefficients (rare levels have tiny ones)
-        moved = new_terms.scores - terms.scores
+        moves.append(problem.score_change(terms, new_terms))
         params, terms, value = new_params, new_terms, new_value
         record(value, kind)
-        moves.append(float(np.max(np.abs(moved))))
         if (
             kind == "newton"
             and full_newton
@@ -537,20 +573,9 @@ def separating(problem: Problem, params: np.ndarray, terms: Terms) -> bool:
     Without any perfectly fitted observation (ordinary data) nothing beyond one
     comparison is computed.
     """
-    perfect = terms.loglikeobs > PERFECT_LOGPROB
-    if not perfect.any():
+    if problem.count_perfect(terms) == 0:
         return False
-    resp = problem._weighted(terms.resp)
-    p = problem.exog.shape[1]
-
-    def responsible_gram(mask):
-        gram = np.zeros((problem.k * p, problem.k * p))
-        for k in range(problem.k):  # K is small: a loop over experts only
-            block = slice(k * p, (k + 1) * p)
-            gram[block, block] = problem.exog.gram(resp[:, k] * mask)
-        return gram
-
-    gram = responsible_gram(np.ones(perfect.size))
+    gram, gram_perfect = problem.responsible_grams(terms)
     size, basis = np.linalg.eigh(gram)
     keep = size > 1e-10 * max(float(size[-1]), np.finfo(float).tiny)
     if not keep.any():
@@ -562,7 +587,7 @@ def separating(problem: Problem, params: np.ndarray, terms: Terms) -> bool:
     if curvature[0] > _FLAT_CURVATURE:
         return False
     flat = whiten @ directions[:, 0]
-    moved_perfect = flat @ responsible_gram(perfect.astype(float)) @ flat
+    moved_perfect = flat @ gram_perfect @ flat
     if moved_perfect <= 0.5:  # of v'Gv = 1
         return False
     # A flat direction alone can be a regular, if ill-conditioned, maximum (a
@@ -571,8 +596,7 @@ def separating(problem: Problem, params: np.ndarray, terms: Terms) -> bool:
     # moves the scores by about one unit of margin; at a maximum it is tiny.
     slope = float(problem.gradient(params, terms) @ flat)
     step = abs(slope) / max(float(curvature[0]), np.finfo(float).tiny)
-    moves = problem.exog @ flat.reshape(problem.k, -1).T
-    return bool(step * float(np.max(np.abs(moves))) > _SEPARATING_STEP)
+    return bool(step * problem.max_abs_move(flat) > _SEPARATING_STEP)
 
 
 def _rounding(value: float) -> float:
@@ -601,9 +625,9 @@ def _escape_saddle(evaluate, params, terms, problem, value):
 
 def _vanished_gradient(grad: np.ndarray, problem: Problem) -> bool:
     """Mean score per observation at rounding level (standardised coordinates)."""
-    return bool(np.max(np.abs(grad)) <= 1e-12 * max(1, problem.exog.shape[0]))
+    return bool(np.max(np.abs(grad)) <= 1e-12 * max(1, problem.nobs))
 
 
 def _small_gradient(grad: np.ndarray, problem: Problem, options: EMOptions) -> bool:
     """Mean score per observation below ``gtol`` (standardised coordinates)."""
-    return bool(np.max(np.abs(grad)) <= options.gtol * max(1, problem.exog.shape[0]))
+    return bool(np.max(np.abs(grad)) <= options.gtol * max(1, problem.nobs))

@@ -12,9 +12,15 @@ from statsmodels.tools.sm_exceptions import (
     PerfectSeparationWarning,
 )
 
+from ._blocks import (
+    BlockProblem,
+    InMemoryBlocks,
+    in_memory_moments,
+    scaling_from_moments,
+)
 from ._em import PERFECT_LOGPROB, Problem, run_em, separating
 from ._scaling import DesignScaling
-from ._start import make_start
+from ._start import _START_MAX_ROWS, make_start
 
 __all__ = ["fit_direct", "fit_em"]
 
@@ -49,26 +55,59 @@ OPTIMIZER_OPTIONS = {
 }
 
 
-def build_problem(model, alpha: float) -> tuple[Problem, DesignScaling]:
+def build_problem(
+    model, alpha: float, chunksize: int | None = None
+) -> tuple[Problem | BlockProblem, DesignScaling]:
     """The engine's problem on the standardised design.
 
     The L2 penalty is ``nobs * alpha / 2`` times the sum of squared slopes on the
     standardised features (intercepts are not penalised), i.e. statsmodels'
     per-observation convention ``L / N - alpha/2 ||b||^2``.
+
+    With ``chunksize`` (or a model on Dask collections) the problem takes its sums
+    over row blocks (:mod:`plumestats._blocks`); otherwise it holds the whole
+    standardised design.
     """
-    scaling = DesignScaling.from_exog(model.exog)
+    source = getattr(model, "_row_source", None)
+    if source is not None:
+        scaling = source.scaling
+    elif chunksize is not None:
+        moments = in_memory_moments(model.exog, model._y_inside, chunksize)
+        scaling = scaling_from_moments(moments)
+        source = InMemoryBlocks(model.exog, model._y_inside, scaling, chunksize)
+    else:
+        scaling = DesignScaling.from_exog(model.exog)
     slope_ridge = np.full(model.k_vars, model.nobs * alpha)
     if scaling.intercept_index is not None:
         slope_ridge[scaling.intercept_index] = 0.0
+    ridge = np.tile(slope_ridge, model.k)
+    if source is not None:
+        problem = BlockProblem(source, model.k, model.gamma, ridge, model._hard)
+        return problem, scaling
     problem = Problem(
         scaling.transform_exog(model.exog),
         model._y_inside,
         model.k,
         model.gamma,
-        ridge=np.tile(slope_ridge, model.k),
+        ridge=ridge,
         hard=model._hard,
     )
     return problem, scaling
+
+
+def start_sample(problem, init, rng):
+    """The rows start values are computed from: what :func:`make_start` would
+    draw from the whole design (the same random numbers), gathered from the row
+    blocks."""
+    if isinstance(problem, Problem):
+        return problem.exog, problem.y_pm
+    if init == "random":  # needs no data
+        return np.empty((0, problem.n_cols)), np.empty(0)
+    if problem.nobs > _START_MAX_ROWS:
+        rows = np.sort(rng.choice(problem.nobs, _START_MAX_ROWS, replace=False))
+    else:
+        rows = np.arange(problem.nobs)
+    return problem.source.take(rows)
 
 
 def _user_start(model, scaling, start_params):
@@ -86,19 +125,32 @@ def _user_start(model, scaling, start_params):
     return scaling.to_internal(start.reshape(model.k, -1)).ravel()
 
 
-def fit_em(model, *, start_params, options, mstep, init, n_init, random_state, alpha):
+def fit_em(
+    model,
+    *,
+    start_params,
+    options,
+    mstep,
+    init,
+    n_init,
+    random_state,
+    alpha,
+    chunksize=None,
+):
     """EM from one or several starts; the best objective wins."""
-    problem, scaling = build_problem(model, alpha)
+    problem, scaling = build_problem(model, alpha, chunksize)
     if start_params is not None:
         starts = [_user_start(model, scaling, start_params)]
     else:
         rng = as_rng(random_state)
-        starts = [
-            make_start(
-                init, problem.exog, problem.y_pm, model.k, scaling.intercept_index, rng
+        starts = []
+        for _ in range(n_init):
+            exog, y_pm = start_sample(problem, init, rng)
+            starts.append(
+                make_start(init, exog, y_pm, model.k, scaling.intercept_index, rng)
             )
-            for _ in range(n_init)
-        ]
+    if isinstance(problem, BlockProblem) and mstep != "newton":
+        problem.prefetch_hessian(None)  # only Newton M-steps use Q's Hessian
     traces = [run_em(problem, start, options, mstep) for start in starts]
     best = max(traces, key=lambda trace: trace.objective)
     retvals = {
@@ -114,6 +166,9 @@ def fit_em(model, *, start_params, options, mstep, init, n_init, random_state, a
         "restarts_converged": np.array([trace.converged for trace in traces]),
         "restarts_llf_history": [np.asarray(trace.llf_history) for trace in traces],
     }
+    if isinstance(problem, BlockProblem):
+        # every run's passes over the data (one map-reduce each), starts included
+        retvals["data_passes"] = problem.passes
     return problem, scaling, best.params, retvals, len(starts)
 
 
@@ -199,7 +254,7 @@ def fit_direct(
 def canonical_order(problem: Problem, internal: np.ndarray) -> np.ndarray:
     """Reorder the experts by decreasing mean gate probability (ties: by weights)."""
     weights = internal.reshape(problem.k, -1)
-    share = problem.terms(internal).gate.mean(axis=0)
+    share = problem.gate_share(internal)
     order = np.lexsort((*weights.T[::-1], -share))
     return weights[order].ravel()
 

@@ -42,21 +42,49 @@ class DesignScaling:
         """Choose centres and scales for ``exog`` (columns that are constant stay)."""
         n_cols = exog.shape[1]
         spread = np.ptp(exog, axis=0)
+        varying = spread != 0
+        mean, std, rms = np.zeros(n_cols), np.zeros(n_cols), np.zeros(n_cols)
+        mean[varying] = exog[:, varying].mean(axis=0)
+        std[varying] = exog[:, varying].std(axis=0)
+        rms[varying] = np.sqrt(np.mean(exog[:, varying] ** 2, axis=0))
+        return cls.from_moments(
+            first_row=exog[0],
+            spread=spread,
+            mean=mean,
+            std=std,
+            rms=rms,
+            mostly_zero=np.count_nonzero(exog, axis=0) <= exog.shape[0] / 2,
+        )
+
+    @classmethod
+    def from_moments(
+        cls,
+        *,
+        first_row: np.ndarray,
+        spread: np.ndarray,
+        mean: np.ndarray,
+        std: np.ndarray,
+        rms: np.ndarray,
+        mostly_zero: np.ndarray,
+    ) -> DesignScaling:
+        """The same choice from column summaries, which a pass over row blocks
+        can gather: the first row, range, mean, standard deviation (``ddof=0``),
+        root mean square and whether at most half the entries are nonzero."""
+        n_cols = spread.size
         constant = spread == 0
-        nonzero_constant = np.flatnonzero(constant & (exog[0] != 0))
+        nonzero_constant = np.flatnonzero(constant & (first_row != 0))
         center = np.zeros(n_cols)
         scale = np.ones(n_cols)
         varying = ~constant
         if nonzero_constant.size:
             intercept = int(nonzero_constant[0])
-            center[varying] = exog[:, varying].mean(axis=0)
-            scale[varying] = exog[:, varying].std(axis=0)
-            mostly_zero = np.count_nonzero(exog, axis=0) <= exog.shape[0] / 2
+            center[varying] = mean[varying]
+            scale[varying] = std[varying]
             center[mostly_zero] = 0.0
-            value = float(exog[0, intercept])
+            value = float(first_row[intercept])
         else:
             intercept, value = None, 1.0
-            scale[varying] = np.sqrt(np.mean(exog[:, varying] ** 2, axis=0))
+            scale[varying] = rms[varying]
         # a std of zero cannot happen for a varying column, but guard tiny ones
         scale[scale == 0] = 1.0
         return cls(center, scale, intercept, value)

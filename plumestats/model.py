@@ -7,7 +7,7 @@ from patsy import PatsyError
 from scipy.special import expit
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
-from . import _fitting
+from . import _dask, _fitting
 from ._covariance import COV_TYPES
 from ._em import MSTEPS, EMOptions
 from ._likelihood import (
@@ -18,7 +18,6 @@ from ._likelihood import (
     linear_scores,
     predict_mean,
 )
-from ._scaling import DesignScaling
 from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
@@ -32,13 +31,70 @@ from ._validation import (
     resolve_inside,
 )
 
-__all__ = ["PolyhedralMixtureLogit"]
+__all__ = ["PolyhedralMixtureLogit", "auto_chunksize", "predict_rows"]
 
 PREDICT_WHICH = ("mean", "decision", "gate", "expert", "linear")
 # what statsmodels' from_formula passes on to the model, besides our arguments
 _FORMULA_KEYWORDS = frozenset({"missing_idx", "formula", "model_spec", "hasconst"})
 DIRECT_METHODS = ("newton", "bfgs", "lbfgs", "ncg", "cg", "nm", "powell")
 FIT_METHODS = ("em", *DIRECT_METHODS)
+
+
+# The largest per-row temporaries of a block: the standardised rows, the (K, K)
+# Hessian weights and a few (K,)-rows; ~32 MB of them per block.
+_AUTO_BLOCK_BYTES = 32 * 2**20
+
+
+def auto_chunksize(n_cols: int, k: int) -> int:
+    """Rows per block for ``fit(chunksize="auto")``: about 32 MB of per-row
+    temporaries, and at least 1024 rows (numpy's per-call overhead)."""
+    per_row = 8 * (2 * n_cols + k * k + 8 * k)
+    return max(1024, _AUTO_BLOCK_BYTES // per_row)
+
+
+def predict_rows(
+    exog: np.ndarray,
+    *,
+    params: np.ndarray,
+    k: int,
+    gamma: float,
+    hard: bool,
+    sign: float,
+    which: str,
+) -> np.ndarray:
+    """:meth:`PolyhedralMixtureLogit.predict` on design rows (also one Dask
+    partition's); ``sign`` is +1 when class 1 is the inside."""
+    exog = np.asarray(exog, dtype=float)
+    incomplete = np.isnan(exog).any(axis=1)
+    if incomplete.any():
+        # rows with missing features predict NaN, the others as usual
+        out = predict_rows(
+            exog[~incomplete],
+            params=params,
+            k=k,
+            gamma=gamma,
+            hard=hard,
+            sign=sign,
+            which=which,
+        )
+        full = np.full((exog.shape[0], *out.shape[1:]), np.nan)
+        full[~incomplete] = out
+        return full
+    scores = linear_scores(params, exog, k)
+    if which == "mean":
+        if hard:
+            return expit(sign * scores.min(axis=1))
+        return predict_mean(scores, gamma, sign)
+    if which == "decision":
+        return scores.min(axis=1)
+    if which == "gate":
+        if hard:
+            owner = scores.argmin(axis=1)
+            return (owner[:, None] == np.arange(k)).astype(float)
+        return gate_probabilities(scores, gamma)
+    if which == "expert":
+        return expit(sign * scores)
+    return scores
 
 
 class PolyhedralMixtureLogit(GenericLikelihoodModel):
@@ -114,6 +170,12 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 f"{type(self).__name__} got unexpected keyword arguments: "
                 f"{sorted(unknown)}"
             )
+        if _dask.is_dask_collection(endog) or _dask.is_dask_collection(exog):
+            # the data stay on the Dask workers; see plumestats._dask
+            _dask.init_dask_model(
+                self, endog, exog, k=k, gamma=gamma, missing=missing, inside=inside
+            )
+            return
         if np.size(endog) == 0:
             raise ValueError(
                 "there are no observations: endog is empty (after dropping missing "
@@ -167,6 +229,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         ]
         self._init_keys.extend(["k", "gamma", "inside"])
         self._data_attr.append("_y_inside")
+
+    # a Dask-backed model's partitions (plumestats._dask.DaskBlocks)
+    _row_source = None
 
     def initialize(self):
         # GenericLikelihoodModel.initialize computes a matrix rank of exog only to
@@ -222,11 +287,17 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
 
     def loglikeobs(self, params):
         r"""Observation log-likelihoods
-        :math:`l_n = \log \sum_k g_k(x_n) \sigma(y_n w_k' x_n)`."""
+        :math:`l_n = \log \sum_k g_k(x_n) \sigma(y_n w_k' x_n)`.
+
+        A lazy Dask array for a model on Dask collections."""
+        if self._row_source is not None:
+            return _dask.loglikeobs(self, self._check_params(params))
         return self._terms(params).loglikeobs
 
     def loglike(self, params):
         """Log-likelihood ``L = sum_n l_n``."""
+        if self._row_source is not None:
+            return _dask.loglike(self, self._check_params(params))
         with np.errstate(over="ignore"):  # terms near -1e308 sum to -inf
             return float(self.loglikeobs(params).sum())
 
@@ -235,13 +306,18 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
 
         :math:`\partial l_n / \partial w_k = [r_{nk} s_{nk} - \gamma (r_{nk} -
         g_{nk})]\, x_n`, with responsibilities :math:`r`, gate :math:`g` and
-        :math:`s_{nk} = y_n \sigma(-y_n w_k' x_n)`.
+        :math:`s_{nk} = y_n \sigma(-y_n w_k' x_n)`. A lazy Dask array for a
+        model on Dask collections.
         """
+        if self._row_source is not None:
+            return _dask.score_obs(self, self._check_params(params))
         weights = self._terms(params).score_weights(self._weights_gamma)
         return (weights[:, :, None] * self.exog[:, None, :]).reshape(self.nobs, -1)
 
     def score(self, params):
         """Gradient of the log-likelihood, ``(K p,)``."""
+        if self._row_source is not None:
+            return _dask.score(self, self._check_params(params))
         weights = self._terms(params).score_weights(self._weights_gamma)
         return (weights.T @ self.exog).ravel()
 
@@ -253,6 +329,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         \gamma^2 (\delta_{kj} g_k - g_k g_j)`, :math:`e_k = s_k - \gamma`,
         :math:`h_k = \sigma(a_k)\sigma(-a_k)` (observation index dropped).
         """
+        if self._row_source is not None:
+            return _dask.hessian(self, self._check_params(params))
         terms = self._terms(params)
         return gram_blocks(self.exog, terms.hessian_weights(self._weights_gamma))
 
@@ -273,11 +351,27 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             ``"mean"``: P(y = 1 | x); ``"decision"``: ``min_k w_k' x`` (>= 0 inside
             the polyhedron); ``"gate"``: the K gate probabilities; ``"expert"``: the
             K experts' P(y = 1 | x, k); ``"linear"``: the K scores ``w_k' x``.
+
+        With Dask input (``exog`` a Dask collection, or the estimation sample of
+        a model on Dask collections) the predictions are a lazy Dask array.
         """
         if kwargs:
             raise TypeError(f"predict got unexpected arguments: {sorted(kwargs)}")
         check_choice(which, "which", PREDICT_WHICH)
-        exog = self.exog if exog is None else np.asarray(exog, dtype=float)
+        exog = self.exog if exog is None else exog
+        if _dask.is_dask_collection(exog):
+            if len(exog.shape) != 2 or exog.shape[1] != self.k_vars:
+                raise ValueError(
+                    f"exog must have {self.k_vars} columns "
+                    f"({', '.join(self.exog_names)}), got shape {exog.shape}"
+                )
+            return _dask.map_rows(
+                predict_rows,
+                exog,
+                columns=self.k if which in ("gate", "expert", "linear") else None,
+                **self._predict_settings(self._check_params(params), which),
+            )
+        exog = np.asarray(exog, dtype=float)
         if exog.ndim == 1:
             exog = exog[None, :]
         if exog.shape[1] != self.k_vars:
@@ -285,44 +379,30 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 f"exog has {exog.shape[1]} columns but the model has {self.k_vars} "
                 f"({', '.join(self.exog_names)})"
             )
-        params = self._check_params(params)
-        incomplete = np.isnan(exog).any(axis=1)
-        if incomplete.any():
-            # rows with missing features predict NaN, the others as usual
-            out = self.predict(params, exog[~incomplete], which=which)
-            full = np.full((exog.shape[0], *out.shape[1:]), np.nan)
-            full[~incomplete] = out
-            return full
-        scores = linear_scores(params, exog, self.k)
-        # P(y = 1) is P(inside) when class 1 is inside, P(outside) otherwise
-        sign = 1.0 if self._inside_code == 1 else -1.0
-        if which == "mean":
-            if self._hard:
-                return expit(sign * scores.min(axis=1))
-            return predict_mean(scores, self.gamma, sign)
-        if which == "decision":
-            return scores.min(axis=1)
-        if which == "gate":
-            if self._hard:
-                owner = scores.argmin(axis=1)
-                return (owner[:, None] == np.arange(self.k)).astype(float)
-            return gate_probabilities(scores, self.gamma)
-        if which == "expert":
-            return expit(sign * scores)
-        return scores
+        return predict_rows(
+            exog, **self._predict_settings(self._check_params(params), which)
+        )
+
+    def _predict_settings(self, params, which) -> dict:
+        return {
+            "params": params,
+            "k": self.k,
+            "gamma": self.gamma,
+            "hard": self._hard,
+            # P(y = 1) is P(inside) when class 1 is inside, P(outside) otherwise
+            "sign": 1.0 if self._inside_code == 1 else -1.0,
+            "which": which,
+        }
 
     # ------------------------------------------------------------- estimation
     @property
     def start_params(self) -> np.ndarray:
         """Default start values (``init="kmeans"``, seed 0), in the user's units."""
-        scaling = DesignScaling.from_exog(self.exog)
+        problem, scaling = _fitting.build_problem(self, 0.0)
+        rng = _fitting.as_rng(None)
+        exog, y_pm = _fitting.start_sample(problem, "kmeans", rng)
         internal = make_start(
-            "kmeans",
-            scaling.transform_exog(self.exog),
-            self._y_inside,
-            self.k,
-            scaling.intercept_index,
-            _fitting.as_rng(None),
+            "kmeans", exog, y_pm, self.k, scaling.intercept_index, rng
         )
         return scaling.to_user(internal.reshape(self.k, -1)).ravel()
 
@@ -344,6 +424,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         callback=None,
         cov_type: str = "nonrobust",
         cov_kwds: dict | None = None,
+        chunksize: int | str | None = None,
         **kwargs,
     ):
         """Fit by EM with damped Newton M-steps, finished by Newton-Raphson on L.
@@ -398,6 +479,14 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             or the cluster-robust sandwich (``cov_kwds={"groups": labels}``).
         cov_kwds : dict, optional
             Options of the covariance type.
+        chunksize : int or "auto", optional
+            Take the engine's sums over blocks of this many rows (``"auto"``:
+            blocks of about 32 MB), so that the memory the fit needs beyond the
+            data is ``O(chunksize * p * K^2 + (K p)^2)`` instead of a standardised
+            copy of the design and ``(nobs, K, K)`` arrays. The estimates are the
+            same up to rounding. For a model on Dask collections the blocks are
+            its partitions and ``chunksize`` must be left out. See the user
+            guide's page on large data.
         **kwargs
             Only with a statsmodels optimiser: passed on to it (e.g. ``gtol``).
 
@@ -419,6 +508,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         alpha = check_positive_float(alpha, "alpha", allow_zero=True)
         maxiter = check_int(maxiter, "maxiter")
         n_init = check_int(n_init, "n_init")
+        chunksize = self._check_chunksize(chunksize, method, cov_type)
         if method == "em":
             if kwargs:
                 raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
@@ -438,6 +528,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 n_init=n_init,
                 random_state=random_state,
                 alpha=alpha,
+                chunksize=chunksize,
             )
             optimizer = f"EM ({mstep} M-step)"
         else:
@@ -480,6 +571,31 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             cov_kwds=cov_kwds or {},
             disp=disp,
         )
+
+    def _check_chunksize(self, chunksize, method, cov_type):
+        """Validated ``chunksize``: ``None`` or a number of rows."""
+        blocked = chunksize is not None or self._row_source is not None
+        if blocked and method != "em":
+            raise ValueError(
+                f"method={method!r} needs the whole design in memory; fits by row "
+                "blocks (chunksize, Dask input) use method='em'"
+            )
+        if blocked and cov_type == "cluster":
+            raise ValueError(
+                "cov_type='cluster' is not available for fits by row blocks "
+                "(chunksize, Dask input); use 'nonrobust' or 'HC0'"
+            )
+        if chunksize is None:
+            return None
+        if self._row_source is not None:
+            raise ValueError(
+                "chunksize is for in-memory data; a model on Dask collections "
+                "works by its partitions (rechunk the arrays to change them)"
+            )
+        if isinstance(chunksize, str):
+            check_choice(chunksize, "chunksize", ("auto",))
+            return auto_chunksize(self.k_vars, self.k)
+        return check_int(chunksize, "chunksize")
 
     def fit_regularized(self, alpha: float = 0.01, method: str = "l2", **kwargs):
         """L2-penalised fit, ``fit(alpha=alpha, ...)`` (statsmodels' name).

@@ -20,6 +20,7 @@ from ._covariance import (
     invert_information,
     warn_singular_information,
 )
+from ._dask import is_dask_collection
 from ._fitting import warn_if_unsettled
 from .bounds import RademacherBound, rademacher_bound
 
@@ -175,8 +176,11 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
 
         With a formula model, ``exog`` is a DataFrame that the formula is applied
         to; rows with missing values come back as NaN (statsmodels' semantics).
-        See :meth:`PolyhedralMixtureLogit.predict` for ``which``.
+        See :meth:`PolyhedralMixtureLogit.predict` for ``which``. A Dask array
+        or DataFrame of design rows gives a lazy Dask array.
         """
+        if is_dask_collection(exog):  # statsmodels would load it whole
+            return self.model.predict(self.params, exog, *args, **kwargs)
         try:
             return super().predict(exog, transform, *args, **kwargs)
         except PatsyError as exc:

@@ -1,0 +1,342 @@
+"""Dask input: the model on ``dask.array`` / ``dask.dataframe`` collections.
+
+The design and outcome are persisted on the workers once; every pass of the EM
+engine (:class:`plumestats._blocks.BlockProblem`) is then one task per partition,
+standardising its rows and returning their sums, tree-summed by Dask: only
+``(K p)^2``-sized arrays travel to the driver. Whatever scheduler is active runs
+it: a ``dask.distributed.Client`` on a ``LocalCluster`` or on a remote cluster
+(``Client("tcp://scheduler:8786")``), or Dask's local threads.
+
+Per-observation quantities of the estimation sample (``loglikeobs``,
+``score_obs``, ``predict()`` without new data) come back as lazy Dask arrays.
+
+Dask is an optional dependency (the ``dask`` extra), imported only here and only
+when a Dask collection is passed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._blocks import (
+    block_sums,
+    combine_moments,
+    combine_sums,
+    design_moments,
+    scaling_from_moments,
+    source_sums,
+)
+from ._likelihood import compute_hard_terms, compute_terms, linear_scores
+from ._validation import _array_column_names, encode_outcome, resolve_inside
+
+__all__ = ["DaskBlocks", "import_dask", "init_dask_model", "is_dask_collection"]
+
+
+def import_dask():
+    """``(dask, dask.array)``, or an ImportError naming the extra."""
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as exc:  # pragma: no cover - exercised without the extra
+        raise ImportError(
+            'fitting on Dask collections needs Dask: pip install "plumestats[dask]"'
+        ) from exc
+    return dask, da
+
+
+def is_dask_collection(obj) -> bool:
+    """Whether ``obj`` is a Dask collection (checked without importing Dask)."""
+    module = type(obj).__module__ or ""
+    return module.split(".")[0] in {"dask", "dask_expr"} and hasattr(obj, "dask")
+
+
+def _as_dask_array(obj, what: str, da):
+    """A 2-D (design) or 1-D (outcome) Dask array with known chunk sizes."""
+    names = None
+    if hasattr(obj, "to_dask_array"):  # dask DataFrame or Series
+        if hasattr(obj, "columns"):
+            names = [str(c) for c in obj.columns]
+        elif getattr(obj, "name", None) is not None:
+            names = [str(obj.name)]
+        obj = obj.to_dask_array(lengths=True)
+    elif not isinstance(obj, da.Array):
+        obj = da.asarray(obj)
+    if any(np.isnan(size) for size in obj.shape):
+        raise ValueError(
+            f"{what} has unknown chunk sizes; call .compute_chunk_sizes() on it (or "
+            "pass the dask DataFrame itself)"
+        )
+    return obj, names
+
+
+def _column_names(names, moments) -> list[str]:
+    if names is not None:
+        return names
+    # statsmodels' names for array columns, from each column's two extremes
+    return _array_column_names(np.vstack([moments["min"], moments["max"]]))
+
+
+def _standardised(x, y, scaling, kernel, arguments):
+    return kernel(scaling.transform_exog(x), y, **arguments)
+
+
+def _moments_block(x, y):
+    return design_moments(np.asarray(x, dtype=float), np.asarray(y))
+
+
+class DaskBlocks:
+    """The row source of :class:`~plumestats._blocks.BlockProblem` on Dask.
+
+    Parameters
+    ----------
+    exog : dask.array.Array, shape (n, p)
+        The raw design, persisted, one chunk across the columns.
+    y_pm : dask.array.Array, shape (n,)
+        Outcomes in ``{-1, +1}``, chunked like the rows of ``exog``.
+    scaling : DesignScaling
+        Standardisation applied to each partition inside its task.
+    """
+
+    def __init__(self, exog, y_pm, scaling):
+        self.exog = exog
+        self.y_pm = y_pm
+        self.scaling = scaling
+        self.nobs, self.n_cols = (int(size) for size in exog.shape)
+        self.n_partitions = exog.numblocks[0]
+
+    def _tree(self, parts, combine):
+        dask, _ = import_dask()
+        combine = dask.delayed(combine, pure=True)
+        # pairwise: the driver receives one result, each worker combines its own
+        while len(parts) > 1:
+            pairs = [
+                combine(a, b) for a, b in zip(parts[::2], parts[1::2], strict=False)
+            ]
+            parts = pairs + ([parts[-1]] if len(parts) % 2 else [])
+        return dask.compute(parts[0])[0]
+
+    def reduce(self, kernel=block_sums, combine=combine_sums, **arguments) -> dict:
+        """``combine`` over the partitions of ``kernel(z_block, y_block, ...)``."""
+        dask, _ = import_dask()
+        task = dask.delayed(_standardised, pure=True)
+        xs = self.exog.to_delayed().ravel()
+        ys = self.y_pm.to_delayed().ravel()
+        parts = [
+            task(x, y, self.scaling, kernel, arguments)
+            for x, y in zip(xs, ys, strict=True)
+        ]
+        return self._tree(parts, combine)
+
+    def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Standardised design rows and outcomes at sorted row indices."""
+        dask, _ = import_dask()
+        x, y = dask.compute(self.exog[rows], self.y_pm[rows])
+        return self.scaling.transform_exog(np.asarray(x, dtype=float)), y
+
+
+def _moments(exog, endog, source_tree) -> dict:
+    dask, _ = import_dask()
+    task = dask.delayed(_moments_block, pure=True)
+    parts = [
+        task(x, y)
+        for x, y in zip(
+            exog.to_delayed().ravel(), endog.to_delayed().ravel(), strict=True
+        )
+    ]
+    return source_tree(parts, combine_moments)
+
+
+def init_dask_model(model, endog, exog, *, k, gamma, missing, inside) -> None:
+    """Set up ``model`` (a :class:`PolyhedralMixtureLogit`) on Dask collections.
+
+    One pass over the data (persisted on the workers first) gathers the column
+    moments for the standardisation, the outcome's levels and the checks; no
+    per-observation array is ever brought to the driver.
+    """
+    dask, da = import_dask()
+    from statsmodels.base.data import handle_data
+
+    if missing != "none":
+        raise ValueError(
+            "missing='drop' is not available for Dask input: drop the incomplete "
+            "rows first, e.g. ddf = ddf.dropna()"
+        )
+    if exog is None or endog is None:
+        raise ValueError("Dask input needs both endog and exog as Dask collections")
+    x, xnames = _as_dask_array(exog, "exog", da)
+    y, ynames = _as_dask_array(endog, "endog", da)
+    if x.ndim != 2:
+        raise ValueError(f"exog must be 2-dimensional, got {x.ndim} dimensions")
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError("endog must be one column of outcomes")
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"endog has {y.shape[0]} rows but exog has {x.shape[0]}; they must match"
+        )
+    # one partition spans all columns; the outcome follows the design's rows
+    x = x.astype(float).rechunk({1: -1})
+    y = y.rechunk((x.chunks[0],))
+    x, y = dask.persist(x, y)
+    blocks = DaskBlocks(x, y, scaling=None)
+    moments = _moments(x, y, blocks._tree)
+    if moments["nonfinite"]:
+        raise ValueError(
+            f"exog has {moments['nonfinite']} missing or infinite values; drop or "
+            "impute those rows first (e.g. ddf.dropna())"
+        )
+    names = _column_names(xnames, moments)
+    _, mapping, _ = encode_outcome(moments["yvalues"])
+    inside_code = resolve_inside(inside, mapping)
+    one = next(level for level, code in mapping.items() if code == 1)
+    y01 = (y == one).astype(float)
+    sign = 1.0 if inside_code == 1 else -1.0
+    y_pm = sign * (2.0 * y01 - 1.0)
+    y01, y_pm = dask.persist(y01, y_pm)
+    scaling = scaling_from_moments(moments)
+    nobs, n_cols = int(x.shape[0]), int(x.shape[1])
+    if k * n_cols > nobs:
+        raise ValueError(
+            f"the model has k * p = {k} * {n_cols} = {k * n_cols} parameters but "
+            f"only {nobs} observations; use a smaller k or fewer columns"
+        )
+
+    # statsmodels' data object (names, wrapping of parameter-shaped output) from
+    # two rows, with the counts that need every row corrected afterwards
+    # (pandas output, as statsmodels gives it, for a Dask DataFrame's input)
+    head = np.vstack([moments["first"][0], moments["first"][0] + 1.0])
+    head_y = np.array([0.0, 1.0])
+    if xnames is not None:
+        head = pd.DataFrame(head, columns=names)
+        head_y = pd.Series(head_y, name=ynames[0] if ynames else "y")
+    model.data = handle_data(head_y, head, missing="none", hasconst=None)
+    model.data.xnames = names
+    model.data.ynames = ynames[0] if ynames else "y"
+    constant = (moments["max"] == moments["min"]) & (moments["first"][0] != 0)
+    model.k_constant = int(constant.any())
+    model.data.k_constant = model.k_constant
+    model.data.const_idx = int(np.flatnonzero(constant)[0]) if constant.any() else None
+    model.exog, model.endog = x, y01
+    model._data_attr = ["exog", "endog", "_y_inside"]
+    model._init_keys = ["k", "gamma", "inside"]
+    model.k, model.gamma = k, gamma
+    model.outcome_mapping = mapping
+    model.inside, model._inside_code = inside, inside_code
+    model._y_inside = y_pm
+    model.nobs, model.k_vars = nobs, n_cols
+    model.nparams = k * n_cols
+    model.k_extra = 0
+    model.df_model = float(model.nparams - model.k_constant)
+    model.df_resid = float(nobs - model.nparams)
+    model.data.param_names = [f"h{i + 1}:{name}" for i in range(k) for name in names]
+    model._row_source = DaskBlocks(x, y_pm, scaling)
+    model._row_source.moments = moments
+
+
+def map_rows(function, exog, *, columns: int | None, **arguments):
+    """``function(block, **arguments)`` lazily over the row partitions of a Dask
+    design; ``columns`` is the width of a 2-D result, ``None`` for a vector."""
+    _, da = import_dask()
+    exog, _ = _as_dask_array(exog, "exog", da)
+    exog = exog.astype(float).rechunk({1: -1})
+    if columns is None:
+        return exog.map_blocks(
+            function, drop_axis=1, dtype=float, meta=np.empty(0), **arguments
+        )
+    return exog.map_blocks(
+        function,
+        chunks=(exog.chunks[0], (columns,)),
+        dtype=float,
+        meta=np.empty((0, 0)),
+        **arguments,
+    )
+
+
+def outcome_sums(model, params_internal: np.ndarray, need: set) -> dict:
+    """One pass of :func:`block_sums` over the model's persisted partitions."""
+    source = model._row_source
+    return source_sums(source, params_internal, model.k, model.gamma, model._hard, need)
+
+
+def _user_jacobian(model) -> np.ndarray:
+    """``d internal / d user`` for the whole parameter vector, ``I_K (x) B``."""
+    return np.kron(np.eye(model.k), model._row_source.scaling.jacobian_to_internal())
+
+
+def _internal(model, params: np.ndarray) -> np.ndarray:
+    scaling = model._row_source.scaling
+    return scaling.to_internal(params.reshape(model.k, -1)).ravel()
+
+
+def loglike(model, params: np.ndarray) -> float:
+    """``L`` in one pass over the partitions."""
+    return float(outcome_sums(model, _internal(model, params), {"L"})["L"])
+
+
+def score(model, params: np.ndarray) -> np.ndarray:
+    """The gradient in user units: ``J' g_internal`` (the scores are unchanged
+    by the reparametrisation, so the chain rule is exact)."""
+    sums = outcome_sums(model, _internal(model, params), {"grad"})
+    return _user_jacobian(model).T @ sums["grad"]
+
+
+def hessian(model, params: np.ndarray) -> np.ndarray:
+    """The Hessian in user units, ``J' H_internal J``."""
+    sums = outcome_sums(model, _internal(model, params), {"hess"})
+    jac = _user_jacobian(model)
+    return jac.T @ sums["hess"] @ jac
+
+
+def _rows_terms(x, y, params, k, gamma, hard):
+    scores = linear_scores(params, x, k)
+    return compute_hard_terms(scores, y) if hard else compute_terms(scores, y, gamma)
+
+
+def _loglikeobs_rows(x, y, *, params, k, gamma, hard):
+    return _rows_terms(x, y, params, k, gamma, hard).loglikeobs
+
+
+def _score_obs_rows(x, y, *, params, k, gamma, hard):
+    terms = _rows_terms(x, y, params, k, gamma, hard)
+    weights = terms.score_weights(1.0 if hard else gamma)
+    return (weights[:, :, None] * x[:, None, :]).reshape(x.shape[0], -1)
+
+
+def _settings(model, params) -> dict:
+    return {"params": params, "k": model.k, "gamma": model.gamma, "hard": model._hard}
+
+
+def _per_row(function, model, params, index: str, **options):
+    """``function`` lazily over the partitions of the estimation sample."""
+    _, da = import_dask()
+    return da.blockwise(
+        function,
+        index,
+        model.exog,
+        "ij",
+        model._y_inside,
+        "i",
+        concatenate=True,
+        dtype=float,
+        **options,
+        **_settings(model, params),
+    )
+
+
+def loglikeobs(model, params: np.ndarray):
+    """Lazy ``(nobs,)`` Dask array of the observation log-likelihoods."""
+    return _per_row(_loglikeobs_rows, model, params, "i", meta=np.empty(0))
+
+
+def score_obs(model, params: np.ndarray):
+    """Lazy ``(nobs, K p)`` Dask array of the observation scores."""
+    return _per_row(
+        _score_obs_rows,
+        model,
+        params,
+        "ik",
+        new_axes={"k": model.nparams},
+        meta=np.empty((0, 0)),
+    )

@@ -1,0 +1,176 @@
+"""Fits by row blocks (``fit(chunksize=...)``) equal the in-memory fit.
+
+The in-memory engine is the reference (its derivatives are checked against
+finite differences in test_derivatives.py, its K = 1 fit against statsmodels'
+Logit): the block sums must reproduce its every quantity, and the fits its
+iterations, parameters and log-likelihood, to rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from numpy.testing import assert_allclose
+
+import plumestats.api as ps
+from plumestats._blocks import (
+    BlockProblem,
+    InMemoryBlocks,
+    in_memory_moments,
+    scaling_from_moments,
+)
+from plumestats._em import Problem
+from plumestats._scaling import DesignScaling
+from plumestats.model import auto_chunksize
+
+# Rounding differs only in the order of the sums: the optimum agrees far below
+# the 1e-8 the issue asks for.
+RTOL = 1e-8
+
+
+def _design(nobs=4000, d=3, k=3, seed=1):
+    data, _ = ps.simulate_polyhedron(nobs, d=d, k=k, noise=0.05, random_state=seed)
+    x = data[[f"x{j + 1}" for j in range(d)]].to_numpy()
+    return data["y"].to_numpy(), np.column_stack([np.ones(nobs), x])
+
+
+@pytest.fixture(scope="module")
+def triangle():
+    y, exog = _design()
+    model = ps.PolyhedralMixtureLogit(y, exog, k=3, gamma=1.0)
+    return model, model.fit()
+
+
+def _assert_same_fit(reference, other):
+    assert_allclose(other.params, reference.params, rtol=RTOL)
+    assert_allclose(other.llf, reference.llf, rtol=RTOL)
+    assert_allclose(other.bse, reference.bse, rtol=1e-6)
+    assert other.converged == reference.converged
+    restarts = reference.mle_retvals["restarts_llf"]
+    if restarts.size == 1 or np.ptp(restarts) > 1e-6 * abs(reference.llf):
+        # the same path (restarts reaching one optimum are a tie, which rounding
+        # may break either way)
+        assert other.n_iter == reference.n_iter
+        assert_allclose(other.mle_retvals["restarts_llf"], restarts, rtol=RTOL)
+
+
+@pytest.mark.parametrize("chunksize", [577, 4000, "auto"])
+def test_chunked_fit_equals_in_memory(triangle, chunksize):
+    model, reference = triangle
+    chunked = model.fit(chunksize=chunksize)
+    _assert_same_fit(reference, chunked)
+    passes = chunked.mle_retvals["data_passes"]
+    # one pass for the gradient and Hessian, one per line-search trial, a few
+    # at the start and for the final checks
+    assert passes <= 2 * chunked.n_iter + 10
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"alpha": 1e-3},
+        {"mstep": "gradient", "maxiter": 2000},
+        {"mstep": "bfgs", "maxiter": 2000},
+        {"newton_finish": False, "maxiter": 2000},
+        {"init": "random", "n_init": 2, "random_state": 3},
+        {"cov_type": "HC0"},
+    ],
+    ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()),
+)
+def test_chunked_fit_settings(triangle, settings):
+    model, _ = triangle
+    _assert_same_fit(model.fit(**settings), model.fit(chunksize=999, **settings))
+
+
+def test_chunked_hard_model():
+    y, exog = _design(nobs=2000, k=2, seed=4)
+    model = ps.HardPolyhedralLogit(y, exog, k=2)
+    _assert_same_fit(model.fit(), model.fit(chunksize=300))
+
+
+def test_chunked_k1_is_statsmodels_logit():
+    y, exog = _design(nobs=3000, k=1, seed=2)
+    logit = sm.Logit(y, exog).fit(disp=0)
+    fit = ps.PolyhedralMixtureLogit(y, exog, k=1).fit(chunksize=250)
+    assert_allclose(fit.params, logit.params, rtol=1e-7)
+    assert_allclose(fit.llf, logit.llf, rtol=1e-12)
+    assert_allclose(fit.bse, logit.bse, rtol=1e-6)
+
+
+def test_scaling_from_block_moments_equals_whole_design():
+    rng = np.random.default_rng(0)
+    nobs = 3001
+    numeric = rng.normal(3.0, 2.0, size=(nobs, 2))
+    indicator = (rng.random((nobs, 2)) < 0.2).astype(float)
+    with_intercept = np.column_stack([np.ones(nobs), numeric, indicator])
+    y = np.where(rng.random(nobs) < 0.5, 1.0, -1.0)
+    for exog in (with_intercept, with_intercept[:, 1:]):
+        whole = DesignScaling.from_exog(exog)
+        blocks = scaling_from_moments(in_memory_moments(exog, y, 400))
+        assert blocks.intercept_index == whole.intercept_index
+        assert_allclose(blocks.center, whole.center, rtol=1e-13, atol=1e-13)
+        assert_allclose(blocks.scale, whole.scale, rtol=1e-13)
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_block_sums_equal_in_memory_problem(hard):
+    y, exog = _design(nobs=1500, k=3, seed=5)
+    y_pm = 2.0 * y - 1.0
+    scaling = DesignScaling.from_exog(exog)
+    ridge = np.full(3 * exog.shape[1], 2.0)
+    whole = Problem(scaling.transform_exog(exog), y_pm, 3, 2.0, ridge, hard=hard)
+    blocks = BlockProblem(
+        InMemoryBlocks(exog, y_pm, scaling, 256), 3, 2.0, ridge, hard=hard
+    )
+    rng = np.random.default_rng(1)
+    base, trial = rng.normal(size=(2, ridge.size))
+    for problem in (whole, blocks):
+        terms = problem.terms(base)
+        problem.gradient(base, terms)  # the engine's order: the iterate first
+        trial_terms = problem.terms(trial)
+        problem.values = (
+            problem.objective(base, terms),
+            problem.gradient(base, terms),
+            problem.neg_hessian(terms),
+            problem.neg_q_hessian(terms, terms.resp),
+            problem.surrogate(trial, trial_terms, terms.resp),
+            problem.surrogate(base, terms, terms.resp),
+            problem.score_change(terms, trial_terms),
+            problem.count_perfect(terms),
+            problem.gate_share(base),
+            problem.max_abs_move(trial),
+        )
+    for got, expected in zip(blocks.values, whole.values, strict=True):
+        assert_allclose(got, expected, rtol=1e-11, atol=1e-9)
+    for got, expected in zip(
+        blocks.responsible_grams(blocks.terms(base)),
+        whole.responsible_grams(whole.terms(base)),
+        strict=True,
+    ):
+        assert_allclose(got, expected, rtol=1e-11, atol=1e-9)
+
+
+def test_auto_chunksize_is_about_32_megabytes():
+    rows = auto_chunksize(21, 3)
+    per_row = 8 * (2 * 21 + 9 + 24)
+    assert 30 * 2**20 <= rows * per_row <= 32 * 2**20
+    assert auto_chunksize(10_000, 50) == 1024
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"chunksize": 0}, "chunksize must be an integer >= 1"),
+        ({"chunksize": "big"}, "chunksize"),
+        ({"chunksize": 100, "method": "bfgs"}, "use method='em'"),
+        (
+            {"chunksize": 100, "cov_type": "cluster", "cov_kwds": {"groups": [0]}},
+            "cov_type='cluster' is not available",
+        ),
+    ],
+)
+def test_bad_chunksize_is_a_clear_error(triangle, kwargs, message):
+    model, _ = triangle
+    with pytest.raises(ValueError, match=message):
+        model.fit(**kwargs)
