@@ -103,6 +103,9 @@ DEFAULT_REPEATS = 10
 DEFAULT_ADULT_REPEATS = 1
 DEFAULT_FOLDS = 10
 DEFAULT_INNER_FOLDS = 3
+# Restarts: on ionosphere (3 x 10-fold, not nested) K=3 gamma=0.5 alpha=1e-3 gave
+# 93.16% with 3 k-means starts and 91.2% with one; a local maximum costs accuracy.
+DEFAULT_N_INIT = 3
 DEFAULT_INNER_MAX_ROWS = 5000
 DEFAULT_SVM_MAX_ROWS = 5000
 TIMING_REPEATS = 7
@@ -112,7 +115,7 @@ FALLBACK_PLUME = {"gamma": 1.0, "alpha": 1e-3, "inside": 1}  # timing pass
 
 GRIDS = Grids(
     ks=(1, 2, 3, 4),
-    gammas=(1.0, 5.0),
+    gammas=(0.5, 1.0, 5.0),
     alphas=(1e-4, 1e-3, 1e-2),
     insides=(1, 0),
     svm_cs=(0.1, 1.0, 10.0, 100.0),
@@ -670,8 +673,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--n-init",
         type=int,
-        default=1,
-        help="k-means restarts of every PLUME/SPLA1 fit with K >= 2 (default 1)",
+        help="k-means restarts of every PLUME/SPLA1 fit with K >= 2 (default "
+        f"{DEFAULT_N_INIT}; --quick: 1)",
     )
     parser.add_argument(
         "--gammas",
@@ -751,6 +754,8 @@ def apply_defaults(args: argparse.Namespace) -> None:
         args.folds = 3 if quick else DEFAULT_FOLDS
     if args.inner_folds is None:
         args.inner_folds = 2 if quick else DEFAULT_INNER_FOLDS
+    if args.n_init is None:
+        args.n_init = 1 if quick else DEFAULT_N_INIT
     args.grids = QUICK_GRIDS if quick else GRIDS
     if args.gammas:
         args.grids = replace(args.grids, gammas=tuple(args.gammas))
