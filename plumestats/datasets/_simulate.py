@@ -1,11 +1,14 @@
-"""Simulated data from a known polyhedron, for examples, tests and benchmarks."""
+"""Simulated data from a known polyhedron or a known PLUME model, for examples,
+tests and benchmarks."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["simulate_polyhedron"]
+from .._likelihood import predict_mean
+
+__all__ = ["simulate_plume", "simulate_polyhedron"]
 
 
 def _random_normals(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -84,3 +87,69 @@ def simulate_polyhedron(
         columns=["Intercept", *names],
     )
     return data, hyperplanes
+
+
+def simulate_plume(
+    nobs: int,
+    hyperplanes,
+    gamma: float = 1.0,
+    random_state=None,
+) -> pd.DataFrame:
+    r"""Draw outcomes from a known PLUME model.
+
+    Features are standard normal, ``x ~ N(0, I_d)``, and
+
+    .. math::
+
+        P(y = 1 \mid x) = \sum_k g_k(x)\, \sigma(w_k' \tilde x), \qquad
+        g_k(x) = \operatorname{softmax}_k(-\gamma\, w_k' \tilde x),
+
+    with :math:`\tilde x = [1, x]`. Unlike :func:`simulate_polyhedron` (a hard
+    polytope with label noise), the data come from the model itself, so a fit
+    of the same ``k`` and ``gamma`` is correctly specified: the setting in which
+    standard errors and coverage can be checked against the truth.
+
+    Parameters
+    ----------
+    nobs : int
+        Number of observations.
+    hyperplanes : array_like or DataFrame, shape (K, d + 1)
+        True hyperplanes, intercept first (the layout :func:`simulate_polyhedron`
+        returns and ``results.hyperplanes`` shows for ``y ~ x1 + ... + xd``).
+    gamma : float
+        Gate sharpness.
+    random_state : int, Generator or None
+        Seed.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``x1..xd`` and the outcome ``y`` (0/1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from plumestats.datasets import simulate_plume
+    >>> truth = np.array([[1.0, 2.0, 0.0], [1.0, -1.0, 1.7]])
+    >>> data = simulate_plume(1000, truth, gamma=1.0, random_state=0)
+    >>> list(data.columns)
+    ['x1', 'x2', 'y']
+    """
+    weights = np.atleast_2d(np.asarray(hyperplanes, dtype=float))
+    if weights.ndim != 2 or weights.shape[1] < 2:
+        raise ValueError(
+            "hyperplanes must be a (K, d + 1) array with the intercept first, got "
+            f"shape {np.shape(hyperplanes)}"
+        )
+    if not np.all(np.isfinite(weights)):
+        raise ValueError("hyperplanes must be finite")
+    if not gamma > 0:
+        raise ValueError(f"gamma must be positive, got {gamma}")
+    rng = np.random.default_rng(random_state)
+    d = weights.shape[1] - 1
+    x = rng.standard_normal((int(nobs), d))
+    scores = weights[:, 0][None, :] + x @ weights[:, 1:].T
+    y = rng.random(int(nobs)) < predict_mean(scores, float(gamma))
+    data = pd.DataFrame(x, columns=[f"x{j + 1}" for j in range(d)])
+    data["y"] = y.astype(int)
+    return data
