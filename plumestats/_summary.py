@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 from statsmodels.iolib.summary import Summary, summary_params
 
 from .bounds import _fmt
@@ -30,8 +31,38 @@ def _outcome_note(results) -> str:
     )
 
 
-def build_summary(results, yname=None, xname=None, title=None, alpha=0.05) -> Summary:
-    """Header table, one coefficient block per hyperplane, and footnotes."""
+def _diagnostics_note(results) -> str | None:
+    diag = getattr(results, "_diagnostics", None)
+    if diag is None:  # a fit pickled before the diagnostics existed
+        return None
+    numbers = (
+        f"condition number {diag.condition_number:.3g}, smallest eigenvalue "
+        f"{diag.min_eigenvalue:.3g} (information per observation, standardised "
+        f"features), largest |score| {diag.max_abs_score:.3g}"
+    )
+    if diag.interior:
+        return f"Diagnostics: {numbers}; a regular interior maximum."
+    return (
+        f"Warning: the optimum is not a regular interior maximum: "
+        f"{'; '.join(diag.messages)}. The standard errors should not be taken at "
+        f"face value (see results.diagnostics; results.bootstrap()). Diagnostics: "
+        f"{numbers}."
+    )
+
+
+def _bootstrap_columns(params, boot, alpha):
+    bse = boot.bse.to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tvalues = params / bse
+    pvalues = 2 * stats.norm.sf(np.abs(tvalues))
+    return bse, tvalues, pvalues, boot.conf_int(alpha).to_numpy()
+
+
+def build_summary(
+    results, yname=None, xname=None, title=None, alpha=0.05, bootstrap=None
+) -> Summary:
+    """Header table, one coefficient block per hyperplane, and footnotes; with
+    ``bootstrap``, its standard errors and percentile intervals."""
     settings = results.mle_settings
     retvals = results.mle_retvals
     hard = settings["gating"] == "hard"
@@ -57,7 +88,7 @@ def build_summary(results, yname=None, xname=None, title=None, alpha=0.05) -> Su
             "EM iterations:" if settings["method"] == "em" else "Iterations:",
             [iterations],
         ),
-        ("Covariance Type:", [results.cov_type]),
+        ("Covariance Type:", [results.cov_type if bootstrap is None else "bootstrap"]),
     ]
     top_right = [
         ("No. Observations:", None),
@@ -86,10 +117,13 @@ def build_summary(results, yname=None, xname=None, title=None, alpha=0.05) -> Su
     )
 
     params = np.asarray(results.params)
-    bse = np.asarray(results.bse)
-    tvalues = np.asarray(results.tvalues)
-    pvalues = np.asarray(results.pvalues)
-    conf = np.asarray(results.conf_int(alpha))
+    if bootstrap is None:
+        bse = np.asarray(results.bse)
+        tvalues = np.asarray(results.tvalues)
+        pvalues = np.asarray(results.pvalues)
+        conf = np.asarray(results.conf_int(alpha))
+    else:
+        bse, tvalues, pvalues, conf = _bootstrap_columns(params, bootstrap, alpha)
     p = len(exog_names)
     for k in range(results.k):
         rows = slice(k * p, (k + 1) * p)
@@ -114,6 +148,14 @@ def build_summary(results, yname=None, xname=None, title=None, alpha=0.05) -> Su
         smry.tables.append(table)
 
     notes = [_outcome_note(results)]
+    if bootstrap is not None:
+        notes.append(
+            f"Standard errors and {100 * (1 - alpha):g}% percentile intervals from a "
+            f"nonparametric bootstrap, {bootstrap.n_boot - bootstrap.n_failed} of "
+            f"{bootstrap.n_boot} replicates ({bootstrap.n_failed} failed); experts "
+            f"aligned to the fit, {100 * bootstrap.switched_share:.1f}% of "
+            "replicates relabelled."
+        )
     if results.k > 1:
         notes.append(
             "LLR p-value: the test against the intercept-only logit is non-regular "
@@ -144,5 +186,8 @@ def build_summary(results, yname=None, xname=None, title=None, alpha=0.05) -> Su
             "Standard errors are NaN: the observed information is not positive "
             "definite (no regular interior maximum)."
         )
+    diagnostics = _diagnostics_note(results)
+    if diagnostics is not None:
+        notes.append(diagnostics)
     smry.add_extra_txt([f"[{i + 1}] {note}" for i, note in enumerate(notes)])
     return smry

@@ -1,7 +1,7 @@
 """Public names of plumestats in one namespace (``import plumestats.api as ps``)."""
 
-from .bounds import RademacherBound, rademacher_bound
-from .datasets import list_datasets, simulate_polyhedron
+from .bounds import HoldoutBound, RademacherBound, holdout_bound, rademacher_bound
+from .datasets import list_datasets, simulate_plume, simulate_polyhedron
 from .datasets import load as load_dataset
 from .formula.api import plume, spla1
 from .hard import HardPolyhedralLogit
@@ -12,10 +12,12 @@ from .selection import compare_lr_test, select_k
 
 __all__ = [
     "HardPolyhedralLogit",
+    "HoldoutBound",
     "PolyhedralMixtureLogit",
     "PolyhedralMixtureLogitResults",
     "RademacherBound",
     "compare_lr_test",
+    "holdout_bound",
     "list_datasets",
     "load_dataset",
     "plot_convergence",
@@ -24,6 +26,7 @@ __all__ = [
     "plume",
     "rademacher_bound",
     "select_k",
+    "simulate_plume",
     "simulate_polyhedron",
     "spla1",
 ]

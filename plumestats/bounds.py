@@ -1,7 +1,9 @@
-"""The paper's Rademacher generalisation bound for PLUME.
+"""Bounds on the misclassification risk of a fitted PLUME classifier: the paper's
+Rademacher generalisation bound and a held-out test-set bound.
 
-For a PLUME classifier with hyperplane weight norms ``W_1..W_K``, features with
-``||x_n|| <= R`` and a sample of size ``N``, with probability at least ``1 - delta``
+The Rademacher bound (:func:`rademacher_bound`): for a PLUME classifier with
+hyperplane weight norms ``W_1..W_K``, features with ``||x_n|| <= R`` and a sample
+of size ``N``, with probability at least ``1 - delta``
 
 .. math::
 
@@ -13,6 +15,9 @@ For a PLUME classifier with hyperplane weight norms ``W_1..W_K``, features with
     c_2 = 3 (1 + e^{W_{max} R})\\, e^{\\gamma (W_{max} + W_{min}) R},
 
 where :math:`\\hat R_\\phi` is the mean negative log-likelihood on the sample.
+
+The test-set bound (:func:`holdout_bound`) inverts the binomial tail of the
+number of errors on held-out data; it needs fresh data but no complexity term.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
-__all__ = ["RademacherBound", "rademacher_bound"]
+__all__ = ["HoldoutBound", "RademacherBound", "holdout_bound", "rademacher_bound"]
 
 # exp() of anything above this overflows a double
 _LOG_MAX = math.log(np.finfo(float).max)
@@ -179,5 +185,105 @@ def _bound_from_norms(norms, radius, nobs, mean_nll, gamma, delta, k):
         nobs=int(nobs),
         k=k,
         gamma=float(gamma),
+        delta=float(delta),
+    )
+
+
+@dataclass(frozen=True)
+class HoldoutBound:
+    """A test-set upper bound on the misclassification rate.
+
+    Attributes
+    ----------
+    bound : float
+        With probability at least ``1 - delta`` over the test sample, the true
+        misclassification rate is at most ``bound``.
+    errors, nobs : int
+        Misclassified test observations, and test observations.
+    error_rate : float
+        ``errors / nobs``.
+    delta : float
+        One minus the confidence level.
+    """
+
+    bound: float
+    errors: int
+    nobs: int
+    error_rate: float
+    delta: float
+
+    @property
+    def vacuous(self) -> bool:
+        """True when the bound is 1 (says nothing); never for a usable test set."""
+        return self.bound >= 1.0
+
+    def __str__(self) -> str:
+        return (
+            f"Test-set bound (delta={self.delta:g}): misclassification rate <= "
+            f"{self.bound:.4g} ({self.errors} errors in {self.nobs} held-out "
+            f"observations, error rate {self.error_rate:.4g})"
+        )
+
+
+def holdout_bound(errors: int, nobs: int, delta: float = 0.05) -> HoldoutBound:
+    r"""Upper bound on the error rate from ``errors`` mistakes on ``nobs`` test points.
+
+    Binomial tail inversion (Langford, 2005): the largest rate :math:`p` under
+    which ``errors`` or fewer mistakes still have probability at least
+    :math:`\delta`,
+
+    .. math::
+
+        \bar p = \max\{p : P(\operatorname{Bin}(n, p) \le k) \ge \delta\}
+               = \operatorname{Beta}^{-1}(1 - \delta;\ k + 1,\ n - k),
+
+    the one-sided Clopper-Pearson upper limit. It holds with probability at least
+    :math:`1 - \delta` over test samples drawn independently of the fit, whatever
+    the classifier and the units of the features: unlike the Rademacher bound it
+    has no complexity term, so it is rarely vacuous, but it spends fresh data.
+
+    Parameters
+    ----------
+    errors : int
+        Misclassified test observations, ``0 <= errors <= nobs``.
+    nobs : int
+        Number of test observations, at least 1.
+    delta : float
+        One minus the confidence level, in (0, 1).
+
+    Returns
+    -------
+    HoldoutBound
+
+    References
+    ----------
+    J. Langford, "Tutorial on practical prediction theory for classification",
+    JMLR 6 (2005), 273-306.
+
+    Examples
+    --------
+    >>> from plumestats.bounds import holdout_bound
+    >>> round(holdout_bound(0, 100, 0.05).bound, 4)  # 1 - 0.05 ** (1 / 100)
+    0.0295
+    """
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    if int(nobs) != nobs or nobs < 1:
+        raise ValueError(f"nobs must be a positive integer, got {nobs}")
+    if int(errors) != errors or not 0 <= errors <= nobs:
+        raise ValueError(
+            f"errors must be an integer between 0 and nobs ({nobs}), got {errors}"
+        )
+    errors, nobs = int(errors), int(nobs)
+    bound = (
+        1.0
+        if errors == nobs
+        else float(stats.beta.ppf(1 - delta, errors + 1, nobs - errors))
+    )
+    return HoldoutBound(
+        bound=bound,
+        errors=errors,
+        nobs=nobs,
+        error_rate=errors / nobs,
         delta=float(delta),
     )

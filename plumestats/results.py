@@ -21,8 +21,10 @@ from ._covariance import (
     warn_singular_information,
 )
 from ._dask import is_dask_collection
-from ._fitting import warn_if_unsettled
-from .bounds import RademacherBound, rademacher_bound
+from ._diagnostics import FitDiagnostics, compute_diagnostics, warn_diagnostics
+from ._fitting import build_problem, warn_if_unsettled
+from ._validation import check_choice, check_int
+from .bounds import HoldoutBound, RademacherBound, holdout_bound, rademacher_bound
 
 __all__ = ["PolyhedralMixtureLogitResults", "PolyhedralMixtureLogitResultsWrapper"]
 
@@ -53,12 +55,24 @@ def make_results(
         warn_singular_information(singular, stacklevel=4)
     retvals["separation"] = separated
     retvals["information_singular"] = singular
+    problem, _ = build_problem(model, settings["alpha"])
+    internal = scaling.to_internal(np.reshape(params, (model.k, -1))).ravel()
+    diagnostics = compute_diagnostics(
+        model,
+        params,
+        neg_hess_internal,
+        problem.gradient(internal, problem.terms(internal)),
+        retvals,
+        alpha=settings["alpha"],
+    )
+    warn_diagnostics(diagnostics, stacklevel=4)
     jac = np.kron(np.eye(model.k), scaling.jacobian_to_user())
     cov = jac @ cov_internal @ jac.T
     mlefit = LikelihoodModelResults(model, params, normalized_cov_params=cov, scale=1.0)
     mlefit.mle_retvals = retvals
     mlefit.mle_settings = settings
     results = cls(model, mlefit, cov_type=cov_type, cov_kwds=cov_kwds)
+    results._diagnostics = diagnostics
     return PolyhedralMixtureLogitResultsWrapper(results)
 
 
@@ -295,7 +309,139 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             nobs=self.nobs,
         )
 
-    def summary(self, yname=None, xname=None, title=None, alpha: float = 0.05):
+    # ------------------------------------------------- trusting the inference
+    @property
+    def diagnostics(self) -> FitDiagnostics:
+        """Is the optimum a regular interior maximum? (see
+        :class:`plumestats._diagnostics.FitDiagnostics`).
+
+        The condition number and smallest eigenvalue of the observed information,
+        the largest absolute score and the Newton decrement at the estimates, the
+        observations each expert owns, and ``flags`` naming what is wrong
+        (separation, a singular or nearly singular information, a collapsed
+        expert, no convergence). With any flag raised ``bse`` should not be taken
+        at face value; the summary lists the flags under the table.
+        """
+        return self._diagnostics
+
+    def bootstrap(
+        self,
+        n_boot: int = 200,
+        *,
+        random_state: int | None = None,
+        n_jobs: int = 1,
+    ):
+        """Nonparametric bootstrap standard errors and percentile intervals.
+
+        Each replicate resamples the observations with replacement and refits the
+        model with the same settings (``k``, ``gamma``, ``alpha``, tolerances),
+        started from the fitted parameters. Because the likelihood is invariant
+        to relabelling the experts, each replicate's experts are then matched to
+        the fit's by the Hungarian algorithm on the mean squared difference of
+        their scores (:func:`plumestats._bootstrap.align_experts`). Replicates
+        whose fit fails (no convergence, separation, a singular information, a
+        resample with one class) are left out and counted.
+
+        Parameters
+        ----------
+        n_boot : int, default 200
+            Number of bootstrap replicates.
+        random_state : int, optional
+            Seed; the same seed gives the same replicates whatever ``n_jobs``.
+        n_jobs : int, default 1
+            Worker processes (``concurrent.futures``); 1 runs in this process.
+
+        Returns
+        -------
+        BootstrapResults
+            ``bse``, ``conf_int(alpha)`` (percentile), the aligned replicates
+            ``params``, and ``n_failed``/``failed_share``,
+            ``n_switched``/``switched_share``. Also kept on the results, for
+            ``conf_int(method="bootstrap")`` and ``summary(cov_type="bootstrap")``.
+
+        Notes
+        -----
+        Unlike statsmodels' ``GenericLikelihoodModelResults.bootstrap`` this
+        resamples with a seed, aligns the experts and returns an object, not a
+        tuple.
+        """
+        from ._bootstrap import run_bootstrap
+
+        n_boot = check_int(n_boot, "n_boot", minimum=2)
+        n_jobs = check_int(n_jobs, "n_jobs")
+        if self.model.exog is None:
+            raise ValueError(
+                "the bootstrap needs the data, which remove_data() dropped; refit "
+                "the model to bootstrap it"
+            )
+        self._bootstrap = run_bootstrap(self, n_boot, random_state, n_jobs)
+        return self._bootstrap
+
+    def _require_bootstrap(self):
+        boot = getattr(self, "_bootstrap", None)
+        if boot is None:
+            raise ValueError(
+                "no bootstrap has been run: call results.bootstrap(n_boot=...) first"
+            )
+        return boot
+
+    def conf_int(self, alpha: float = 0.05, *, method: str = "wald"):
+        """Confidence intervals of the parameters.
+
+        Parameters
+        ----------
+        alpha : float
+            One minus the confidence level.
+        method : {"wald", "bootstrap"}
+            ``"wald"``: ``params +- z * bse`` with the fit's ``cov_type``;
+            ``"bootstrap"``: percentile intervals of the last
+            :meth:`bootstrap`.
+        """
+        check_choice(method, "method", ("wald", "bootstrap"))
+        if method == "wald":
+            return super().conf_int(alpha)
+        return self._require_bootstrap().conf_int(alpha).to_numpy()
+
+    def holdout_bound(
+        self, test_data, delta: float = 0.05, threshold: float = 0.5
+    ) -> HoldoutBound:
+        """Test-set bound on the misclassification rate (binomial tail inversion).
+
+        With probability at least ``1 - delta`` over a test sample drawn
+        independently of the fit, the classifier ``P(y = 1 | x) > threshold``
+        misclassifies at most a share ``bound`` of the population; see
+        :func:`plumestats.bounds.holdout_bound`. A non-vacuous companion to
+        :meth:`rademacher_bound`, which needs no fresh data but is almost always
+        above 1 and changes with the units of the features.
+
+        Parameters
+        ----------
+        test_data : DataFrame or tuple (endog, exog)
+            Held-out data: for a formula model a DataFrame with the outcome and
+            the formula's columns; otherwise (or also) a pair ``(endog, exog)``
+            with the outcome coded as in the fit. Rows with missing values are
+            dropped.
+        delta : float
+            One minus the confidence level, in (0, 1).
+        threshold : float
+            A point is classified as 1 when ``P(y = 1 | x) > threshold``.
+
+        Returns
+        -------
+        HoldoutBound
+        """
+        observed, probability = _test_outcomes(self, test_data)
+        errors = int(np.sum((probability > threshold) != (observed == 1)))
+        return holdout_bound(errors, observed.size, delta)
+
+    def summary(
+        self,
+        yname=None,
+        xname=None,
+        title=None,
+        alpha: float = 0.05,
+        cov_type: str | None = None,
+    ):
         """Summary tables: a header and one coefficient block per hyperplane.
 
         Parameters
@@ -308,10 +454,60 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             Title of the summary.
         alpha : float
             Significance level of the confidence intervals.
+        cov_type : {None, "bootstrap"}
+            ``None``: the fit's covariance; ``"bootstrap"``: standard errors,
+            z statistics and percentile intervals from the last
+            :meth:`bootstrap`.
         """
         from ._summary import build_summary
 
-        return build_summary(self, yname=yname, xname=xname, title=title, alpha=alpha)
+        if cov_type is not None and cov_type != "bootstrap":
+            raise ValueError(
+                f"summary(cov_type=...) takes None or 'bootstrap', got {cov_type!r}; "
+                "for another covariance refit with fit(cov_type=...)"
+            )
+        boot = self._require_bootstrap() if cov_type == "bootstrap" else None
+        return build_summary(
+            self, yname=yname, xname=xname, title=title, alpha=alpha, bootstrap=boot
+        )
+
+
+def _test_outcomes(results, test_data) -> tuple[np.ndarray, np.ndarray]:
+    """Observed 0/1 outcomes and P(y = 1 | x) on held-out data, complete rows."""
+    model = results.model
+    if isinstance(test_data, tuple) and len(test_data) == 2:
+        endog, exog = test_data
+    elif isinstance(test_data, pd.DataFrame) and getattr(model, "formula", None):
+        outcome = model.formula.split("~")[0].strip()
+        if outcome not in test_data.columns:
+            raise ValueError(
+                f"the test data have no outcome column {outcome!r} (the formula's "
+                "left-hand side); pass test_data=(endog, exog) instead"
+            )
+        endog, exog = test_data[outcome], test_data
+    else:
+        raise TypeError(
+            "test_data must be a DataFrame (formula models) or a pair (endog, "
+            f"exog); got {type(test_data).__name__}"
+        )
+    probability = np.asarray(results.predict(exog), dtype=float).ravel()
+    labels = pd.Series(np.asarray(endog).ravel())
+    if labels.size != probability.size:
+        raise ValueError(
+            f"endog has {labels.size} rows but exog {probability.size}; they must "
+            "be the same observations"
+        )
+    observed = labels.map(lambda label: results.outcome_mapping.get(label, np.nan))
+    unknown = sorted({str(v) for v in labels[observed.isna() & labels.notna()]})
+    if unknown:
+        raise ValueError(
+            f"the test outcome has labels the fit did not see: {unknown[:5]}; "
+            f"expected {list(results.outcome_mapping)}"
+        )
+    complete = observed.notna().to_numpy() & np.isfinite(probability)
+    if not complete.any():
+        raise ValueError("the test data have no complete rows (outcome and features)")
+    return observed.to_numpy(dtype=float)[complete], probability[complete]
 
 
 class PolyhedralMixtureLogitResultsWrapper(LikelihoodResultsWrapper):

@@ -1,0 +1,198 @@
+"""Is the optimum a regular interior maximum? Numbers that say whether ``bse`` means
+anything, computed once from what a fit already holds."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from statsmodels.tools.sm_exceptions import HessianInversionWarning
+
+from ._em import PERFECT_LOGPROB
+
+__all__ = ["FitDiagnostics", "compute_diagnostics", "warn_diagnostics"]
+
+# Condition number of the per-observation information (standardised features)
+# above which a direction counts as flat. Regular fits in the test suite and the
+# coverage study stay below about 1e5; fits at gamma = 1e-4 (a nearly uniform
+# gate) reach 8e9 with valid, if large, standard errors. Above 1e10 the inverse
+# is within a few hundred-fold of what the Cholesky factorisation refuses.
+CONDITION_LIMIT = 1e10
+# Newton decrement g' I^{-1} g above which the estimates are not at a stationary
+# point: the remaining Newton step is up to sqrt(0.01) = 0.1 standard errors.
+DECREMENT_LIMIT = 1e-2
+# Two experts whose scores differ by less than this share of their size (root
+# mean square on the sample) are one expert counted twice.
+DUPLICATE_LIMIT = 1e-2
+
+FLAG_TEXT = {
+    "not_converged": "the optimiser did not converge",
+    "separation": "the data are (quasi-)separated: the maximum is at infinity",
+    "not_positive_definite": (
+        "the observed information is not positive definite: a saddle, a ridge or "
+        "a boundary, not an interior maximum"
+    ),
+    "ill_conditioned": (
+        "the observed information is nearly singular (condition number above "
+        f"{CONDITION_LIMIT:.0e}): a nearly flat direction"
+    ),
+    "not_stationary": (
+        "the score is not zero at the estimates (Newton decrement above "
+        f"{DECREMENT_LIMIT:g})"
+    ),
+    "collapsed_expert": (
+        "an expert is collapsed: it owns fewer observations than it has "
+        "parameters, or duplicates another expert"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class FitDiagnostics:
+    """Whether the optimum is a regular interior maximum.
+
+    The information is taken per observation and in the standardised
+    coordinates the engine works in (features centred and scaled; the same
+    maximum), so that the numbers do not depend on the units of the features
+    or on N.
+
+    Attributes
+    ----------
+    condition_number : float
+        Largest over smallest eigenvalue of the information (``inf`` when the
+        smallest is not positive).
+    min_eigenvalue : float
+        Smallest eigenvalue of the information per observation, standardised
+        coordinates. Zero or negative: no interior maximum.
+    max_abs_score : float
+        Largest absolute component of the score (gradient of the objective,
+        penalty included) per observation, standardised coordinates.
+    newton_decrement : float
+        :math:`g' I^{-1} g` (total, not per observation): twice the rise of the
+        log-likelihood a Newton step would still give; its square root bounds
+        the distance to the maximum in standard errors.
+    gate_mass : ndarray, shape (K,)
+        Observations each expert owns, :math:`\\sum_n g_k(x_n)`.
+    n_perfect : int
+        Observations fitted with probability above ``1 - 1e-8``.
+    flags : tuple of str
+        Keys of :data:`FLAG_TEXT` that apply; empty for a regular maximum.
+    """
+
+    condition_number: float
+    min_eigenvalue: float
+    max_abs_score: float
+    newton_decrement: float
+    gate_mass: np.ndarray
+    n_perfect: int
+    flags: tuple[str, ...]
+
+    @property
+    def interior(self) -> bool:
+        """True when no flag is raised: ``bse`` can be taken at face value."""
+        return not self.flags
+
+    @property
+    def messages(self) -> list[str]:
+        """One sentence per flag."""
+        return [FLAG_TEXT[flag] for flag in self.flags]
+
+    def __str__(self) -> str:
+        verdict = (
+            "regular interior maximum" if self.interior else "; ".join(self.messages)
+        )
+        return (
+            f"condition number {self.condition_number:.3g}, smallest eigenvalue "
+            f"{self.min_eigenvalue:.3g}, largest |score| {self.max_abs_score:.3g}, "
+            f"Newton decrement {self.newton_decrement:.3g}: {verdict}"
+        )
+
+
+def _duplicated(weights: np.ndarray, gram: np.ndarray) -> bool:
+    diff = weights[:, None, :] - weights[None, :, :]
+    gap = np.einsum("ijp,pq,ijq->ij", diff, gram, diff)
+    size = np.einsum("ip,pq,iq->i", weights, gram, weights)
+    scale = np.maximum(size[:, None], size[None, :])
+    off = ~np.eye(len(weights), dtype=bool)
+    return bool(np.any(gap[off] < DUPLICATE_LIMIT**2 * scale[off]))
+
+
+def compute_diagnostics(
+    model,
+    params: np.ndarray,
+    neg_hess_internal: np.ndarray,
+    grad_internal: np.ndarray,
+    retvals: dict,
+    alpha: float = 0.0,
+) -> FitDiagnostics:
+    """Diagnostics of a fit from the information and score in the engine's
+    standardised coordinates (penalty included) and the fit's ``retvals``."""
+    nobs = model.nobs
+    info = neg_hess_internal / nobs
+    finite = np.all(np.isfinite(info)) and np.all(np.isfinite(grad_internal))
+    if finite:
+        eigenvalues = np.linalg.eigvalsh(0.5 * (info + info.T))
+        smallest, largest = float(eigenvalues[0]), float(eigenvalues[-1])
+    else:
+        smallest, largest = -np.inf, np.inf
+    condition = largest / smallest if smallest > 0 else np.inf
+    if smallest > 0 and np.isfinite(condition):
+        step = np.linalg.solve(neg_hess_internal, grad_internal)
+        decrement = float(grad_internal @ step)
+    else:
+        decrement = np.nan
+    logprob = model.loglikeobs(params)
+    n_perfect = int(np.sum(logprob > PERFECT_LOGPROB))
+    gate_mass = np.asarray(model.predict(params, which="gate")).sum(axis=0)
+    # under a penalty, experts shrink together by design and the information
+    # stays regular; only an unpenalised collapse leaves a flat direction
+    collapsed = model.k > 1 and alpha == 0.0
+    if collapsed:
+        weights = np.reshape(params, (model.k, -1))
+        gram = model.exog.T @ model.exog / nobs
+        collapsed = bool(np.any(gate_mass < model.k_vars)) or _duplicated(weights, gram)
+    flags = []
+    if not retvals.get("converged", False):
+        flags.append("not_converged")
+    if retvals.get("separation"):
+        flags.append("separation")
+    if not smallest > 0 or retvals.get("information_singular") is not None:
+        flags.append("not_positive_definite")
+    elif condition > CONDITION_LIMIT:
+        flags.append("ill_conditioned")
+    # the hard model's maximum often sits on a kink (two faces tie), where the
+    # score of the active pieces need not vanish
+    if decrement > DECREMENT_LIMIT and not model._hard:
+        flags.append("not_stationary")
+    if collapsed:
+        flags.append("collapsed_expert")
+    return FitDiagnostics(
+        condition_number=float(condition),
+        min_eigenvalue=smallest,
+        max_abs_score=float(np.max(np.abs(grad_internal))) / nobs,
+        newton_decrement=decrement,
+        gate_mass=np.asarray(gate_mass, dtype=float),
+        n_perfect=n_perfect,
+        flags=tuple(flags),
+    )
+
+
+def warn_diagnostics(diagnostics: FitDiagnostics, stacklevel: int) -> None:
+    """Warn about what the fit's own warnings (convergence, separation, singular
+    information) have not already said."""
+    warned = {"not_converged", "separation", "not_positive_definite"}
+    if warned & set(diagnostics.flags):
+        return
+    # not_stationary alone is left to the summary: whether the optimiser
+    # stopped is the engine's call, and it warns itself when it did not
+    new = [flag for flag in diagnostics.flags if flag != "not_stationary"]
+    if new:
+        warnings.warn(
+            "The optimum may not be a regular interior maximum: "
+            + "; ".join(FLAG_TEXT[flag] for flag in new)
+            + f" ({diagnostics}). Standard errors may be unreliable; try a "
+            "smaller k, an L2 penalty (alpha), or results.bootstrap().",
+            HessianInversionWarning,
+            stacklevel=stacklevel + 1,
+        )
