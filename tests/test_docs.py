@@ -83,6 +83,17 @@ def test_every_public_member_of_a_class_is_documented(html, cls):
         assert (html / "generated" / f"{stem}.{member}.html").is_file()
 
 
+def test_the_scikit_learn_estimator_has_its_api_pages(html):
+    from plumestats.sklearn import PolyhedralClassifier
+
+    stem = "plumestats.sklearn.PolyhedralClassifier"
+    page = _text(html / "generated" / f"{stem}.html")
+    for member in ("fit", "predict", "predict_proba", "decision_function", "score"):
+        assert re.search(rf"\b{member}\b", page), f"{member} missing"
+        assert (html / "generated" / f"{stem}.{member}.html").is_file()
+    assert PolyhedralClassifier.__doc__.split("\n")[0].strip() in page
+
+
 def test_results_summary_methods_are_the_ones_users_call(html):
     # the statsmodels names users look for, inherited or ours
     page = _text(
