@@ -100,3 +100,16 @@ def test_table1_quick(data_dir, tmp_path):
     assert len(rows) == 2 * 3 * len(methods)
     accuracies = [float(row["accuracy"]) for row in rows]
     assert all(0.5 < a <= 1.0 for a in accuracies)
+
+
+def test_coverage_quick(tmp_path):
+    stdout = _run("coverage.py", "--quick", "--output", str(tmp_path))
+    assert stdout == ""  # progress goes to stderr, results to the files
+    table = pd.read_csv(tmp_path / "coverage_quick.csv")
+    # one cell (K=2, d=2): six parameters, coverages are shares of 5 replicates
+    assert len(table) == 6 and (table["reps"] == 5).all()
+    for column in ("coverage_oim", "coverage_hc0"):
+        assert table[column].between(0, 1).all()
+        assert np.allclose(table[column] * 5, np.round(table[column] * 5))
+    assert (table["se_ratio_oim"] > 0).all()
+    assert "| K | gamma | d | N |" in (tmp_path / "coverage_quick.md").read_text()

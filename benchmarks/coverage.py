@@ -1,0 +1,386 @@
+"""Coverage study: do PLUME's standard errors and 95% Wald intervals mean what they say?
+
+What it measures
+    For known PLUME models (K in {1, 2, 3}, gamma in {1, 5}, d in {2, 5}) and sample
+    sizes N in {500, 2000, 10000}, the share of Monte Carlo replicates whose 95%
+    Wald interval ``params +- 1.96 bse`` covers the true parameter, per parameter,
+    for the observed-information standard errors (``cov_type="nonrobust"``) and the
+    HC0 sandwich; and the ratio of the mean reported standard error to the
+    empirical standard deviation of the estimates (1 when the SEs are right).
+
+How
+    Data are drawn from the model itself (``plumestats.datasets.simulate_plume``:
+    x ~ N(0, I_d), y from P(y | x) of the true hyperplanes), so the fitted model is
+    correctly specified. The true hyperplanes are ``h_k = s (r - u_k' x)``, unit
+    normals ``u_k`` spread 120 degrees apart in the (x1, x2) plane (with fixed
+    random components in x3..xd when d = 5), offset ``r = 0.5`` and sharpness
+    ``s = 2``: outcomes are noisy everywhere (no region is fitted with probability
+    near 1), so the maximum is interior, and the faces are far apart, so they are
+    identified. A "sharp" variant (``s = 25``, K = 2, gamma = 1, d = 2) is close to
+    separable. Each replicate is fitted by the default EM from the true
+    parameters (the study is about the standard errors at the right maximum, not
+    about finding it), then its experts are aligned to the truth by the
+    Hungarian algorithm on the mean squared score difference (label switching;
+    ``plumestats._bootstrap.align_experts``). Replicates with a fit warning
+    (no convergence, separation, singular information) are counted as failed and
+    left out of the coverage. BLAS is limited to one thread (threadpoolctl).
+
+Usage
+    nice -n 19 python benchmarks/coverage.py                # full grid
+    python benchmarks/coverage.py --quick                   # smoke test, seconds
+    python benchmarks/coverage.py --cells 2,1,2,10000 --reps 100
+
+Writes ``coverage.md``, ``coverage.csv`` (one row per cell and parameter) and
+``coverage.png`` into ``--output`` (default ``benchmarks/results``), rewritten
+after every cell so that an interrupted run keeps what it finished; ``--quick``
+writes ``coverage_quick.*``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from statsmodels.tools.sm_exceptions import (
+    ConvergenceWarning,
+    HessianInversionWarning,
+    PerfectSeparationWarning,
+)
+
+from plumestats import PolyhedralMixtureLogit
+from plumestats._bootstrap import align_experts
+from plumestats.datasets import simulate_plume
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fit_speed import blas_limit, command_line, machine_info, package_info
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+Z95 = 1.959963984540054
+HEADLINE = (2, 1.0, 2, 10000, "base")
+SHARPNESS = {"base": 2.0, "sharp": 25.0}
+OFFSET = 0.5
+FIT_WARNINGS = (ConvergenceWarning, HessianInversionWarning, PerfectSeparationWarning)
+
+
+@dataclass(frozen=True)
+class Cell:
+    k: int
+    gamma: float
+    d: int
+    nobs: int
+    variant: str
+    reps: int
+
+    @property
+    def key(self) -> tuple:
+        return (self.k, self.gamma, self.d, self.nobs, self.variant)
+
+    @property
+    def label(self) -> str:
+        return (
+            f"K={self.k} gamma={self.gamma:g} d={self.d} N={self.nobs} {self.variant}"
+        )
+
+
+def true_hyperplanes(k: int, d: int, sharpness: float) -> np.ndarray:
+    """``(K, d + 1)`` hyperplanes ``s (r - u_k' x)``, intercept first."""
+    angles = np.pi / 2 + 2 * np.pi * np.arange(k) / max(k, 3)
+    normals = np.zeros((k, d))
+    normals[:, 0], normals[:, 1] = np.cos(angles), np.sin(angles)
+    if d > 2:
+        # fixed, so every cell of a given (K, d) has the same truth
+        normals[:, 2:] = 0.5 * np.random.default_rng(7).standard_normal((k, d - 2))
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    return sharpness * np.column_stack([np.full(k, OFFSET), -normals])
+
+
+def one_replicate(cell: Cell, truth: np.ndarray, seed: int):
+    """Aligned estimates and both standard errors, or None if the fit failed."""
+    data = simulate_plume(cell.nobs, truth, cell.gamma, random_state=seed)
+    y = data.pop("y").to_numpy()
+    exog = np.column_stack([np.ones(cell.nobs), data.to_numpy()])
+    with warnings.catch_warnings():
+        for category in FIT_WARNINGS:
+            warnings.simplefilter("error", category)
+        try:
+            res = PolyhedralMixtureLogit(y, exog, k=cell.k, gamma=cell.gamma).fit(
+                start_params=truth.ravel()
+            )
+        except (*FIT_WARNINGS, ValueError, np.linalg.LinAlgError):
+            return None
+    bse = np.asarray(res.bse)
+    if not (res.converged and np.all(np.isfinite(bse))):
+        return None
+    cov = np.asarray(res.normalized_cov_params)
+    scores = res.model.score_obs(res.params)
+    bse_hc0 = np.sqrt(np.diag(cov @ (scores.T @ scores) @ cov))
+    gram = exog.T @ exog / cell.nobs
+    perm = align_experts(truth, np.reshape(res.params, (cell.k, -1)), gram)
+
+    def aligned(values):
+        return np.reshape(values, (cell.k, -1))[perm].ravel()
+
+    return aligned(res.params), aligned(bse), aligned(bse_hc0)
+
+
+def run_cell(cell: Cell, seed: int) -> pd.DataFrame:
+    # a cell's seeds depend on the cell only, not on which others run with it
+    seed0 = seed + zlib.crc32(cell.label.encode()) % 10**6 * 10**4
+    truth = true_hyperplanes(cell.k, cell.d, SHARPNESS[cell.variant])
+    rows = [one_replicate(cell, truth, seed0 + r) for r in range(cell.reps)]
+    ok = [row for row in rows if row is not None]
+    n_failed = cell.reps - len(ok)
+    names = [
+        f"h{i + 1}:{name}"
+        for i in range(cell.k)
+        for name in ["Intercept", *[f"x{j + 1}" for j in range(cell.d)]]
+    ]
+    true = truth.ravel()
+    if len(ok) < 2:
+        est = bse = hc0 = np.full((2, true.size), np.nan)
+    else:
+        est, bse, hc0 = (np.array([row[i] for row in ok]) for i in range(3))
+    sd = est.std(axis=0, ddof=1)
+    return pd.DataFrame(
+        {
+            "K": cell.k,
+            "gamma": cell.gamma,
+            "d": cell.d,
+            "N": cell.nobs,
+            "variant": cell.variant,
+            "parameter": names,
+            "true": true,
+            "reps": cell.reps,
+            "failed": n_failed,
+            "bias": est.mean(axis=0) - true,
+            "sd_est": sd,
+            "coverage_oim": np.mean(np.abs(est - true) <= Z95 * bse, axis=0),
+            "coverage_hc0": np.mean(np.abs(est - true) <= Z95 * hc0, axis=0),
+            "se_ratio_oim": bse.mean(axis=0) / sd,
+            "se_ratio_hc0": hc0.mean(axis=0) / sd,
+        }
+    )
+
+
+def cell_summary(table: pd.DataFrame) -> pd.DataFrame:
+    keys = ["K", "gamma", "d", "N", "variant"]
+    summary = table.groupby(keys, sort=False).agg(
+        reps=("reps", "first"),
+        failed=("failed", "first"),
+        cov_oim_min=("coverage_oim", "min"),
+        cov_oim_max=("coverage_oim", "max"),
+        cov_hc0_min=("coverage_hc0", "min"),
+        cov_hc0_max=("coverage_hc0", "max"),
+        ratio_oim_min=("se_ratio_oim", "min"),
+        ratio_oim_max=("se_ratio_oim", "max"),
+        ratio_hc0_min=("se_ratio_hc0", "min"),
+        ratio_hc0_max=("se_ratio_hc0", "max"),
+    )
+    # coverage within 3 Monte Carlo standard errors of 0.95 (0.921-0.979 at 500
+    # replicates): a stricter band flags correct SEs by chance in a grid of
+    # about 400 parameters; the SE ratio's band 0.9-1.1 is 3 of its own MC SEs
+    margin = 3 * np.sqrt(0.95 * 0.05 / summary["reps"])
+    ok = (
+        (summary["cov_oim_min"] >= 0.95 - margin)
+        & (summary["cov_oim_max"] <= 0.95 + margin)
+        & (summary["ratio_oim_min"] >= 0.9)
+        & (summary["ratio_oim_max"] <= 1.1)
+    )
+    summary["trust"] = np.where(ok, "yes", "no")
+    return summary.reset_index()
+
+
+def _fmt_table(frame: pd.DataFrame, floats: str = "{:.3f}") -> list[str]:
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    lines = [head, "|" + "---|" * len(frame.columns)]
+    for row in frame.itertuples(index=False):
+        cells = [
+            floats.format(v)
+            if isinstance(v, float) and not float(v).is_integer()
+            else str(v)
+            for v in row
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def write_report(table: pd.DataFrame, args, stem: Path, seconds: float) -> None:
+    table.to_csv(stem.with_suffix(".csv"), index=False)
+    summary = cell_summary(table)
+    reps = sorted(set(summary["reps"]))
+    lines = [
+        "# Coverage of PLUME's 95% Wald intervals",
+        "",
+        f"Replicates per cell: {', '.join(map(str, reps))} (the headline cell "
+        f"K=2, gamma=1, d=2, N=10000 has {args.headline_reps}; every other cell "
+        f"{args.reps}). Monte Carlo standard error of a coverage of 0.95: "
+        f"{np.sqrt(0.95 * 0.05 / args.reps):.4f} at {args.reps} replicates.",
+        "",
+        "Columns: coverage of the interval params +- 1.96 bse from the observed "
+        "information (oim) and from the HC0 sandwich (hc0), smallest and largest "
+        "over the cell's parameters; SE ratio = mean reported SE / empirical SD of "
+        "the estimates. `failed`: replicates with a fit warning (left out). "
+        "`trust`: every parameter's oim coverage within 3 Monte Carlo standard "
+        "errors of 0.95 (0.921-0.979 at 500 replicates) and SE ratio in "
+        "[0.9, 1.1]. Variant `sharp` has sharpness 25 instead of 2 (near-separable).",
+        "",
+        *_fmt_table(summary),
+        "",
+        "## Headline cell, per parameter",
+        "",
+    ]
+    headline = table[
+        (table["K"] == 2)
+        & (table["gamma"] == 1)
+        & (table["d"] == 2)
+        & (table["N"] == 10000)
+        & (table["variant"] == "base")
+    ]
+    columns = [
+        "parameter",
+        "true",
+        "bias",
+        "sd_est",
+        "coverage_oim",
+        "coverage_hc0",
+        "se_ratio_oim",
+        "se_ratio_hc0",
+    ]
+    if len(headline):
+        strict = (
+            headline["coverage_oim"].between(0.93, 0.97).all()
+            and headline["se_ratio_oim"].between(0.9, 1.1).all()
+        )
+        lines += [
+            "Check: every parameter's oim coverage in [0.93, 0.97] and SE ratio in "
+            f"[0.9, 1.1]: {'pass' if strict else 'FAIL'}.",
+            "",
+            *_fmt_table(headline[columns]),
+        ]
+    else:
+        lines.append("(not run)")
+    lines += [
+        "",
+        "## How it was run",
+        "",
+        f"- command: `{command_line()}`",
+        f"- {package_info()}",
+        *[f"- {line}" for line in machine_info()],
+        f"- wall time so far: {seconds:.0f} s, one process, BLAS limited to one thread",
+        "",
+    ]
+    stem.with_suffix(".md").write_text("\n".join(lines))
+    plot(summary, stem.with_suffix(".png"))
+
+
+def plot(summary: pd.DataFrame, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # the figure is optional; the tables are the results
+        return
+    base = summary[summary["variant"] == "base"]
+    fig, axes = plt.subplots(2, 3, figsize=(11, 6), sharex=True, sharey=True)
+    for (row, gamma), (col, k) in (
+        (rg, ck) for rg in enumerate((1.0, 5.0)) for ck in enumerate((1, 2, 3))
+    ):
+        ax = axes[row, col]
+        ax.axhspan(0.93, 0.97, color="0.9")
+        ax.axhline(0.95, color="0.6", lw=0.8)
+        for d, colour in ((2, "C0"), (5, "C1")):
+            cell = base[(base["K"] == k) & (base["gamma"] == gamma) & (base["d"] == d)]
+            cell = cell.sort_values("N")
+            if cell.empty:
+                continue
+            ax.plot(cell["N"], cell["cov_oim_min"], "o-", color=colour, label=f"d={d}")
+            ax.plot(cell["N"], cell["cov_hc0_min"], "s--", color=colour, alpha=0.6)
+        ax.set_xscale("log")
+        ax.set_title(f"K={k}, gamma={gamma:g}")
+        if col == 0:
+            ax.set_ylabel("worst parameter's coverage")
+        if row == 1:
+            ax.set_xlabel("N")
+    if axes[0, 0].get_legend_handles_labels()[0]:
+        axes[0, 0].legend(title="solid: oim, dashed: HC0", fontsize=8)
+    fig.suptitle("Coverage of 95% Wald intervals (shaded: 0.93-0.97)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def build_cells(args) -> list[Cell]:
+    if args.quick:
+        return [Cell(2, 1.0, 2, 500, "base", args.reps)]
+    if args.cells:
+        keys = []
+        for text in args.cells:
+            k, gamma, d, n, *variant = text.split(",")
+            keys.append((int(k), float(gamma), int(d), int(n), *(variant or ["base"])))
+    else:
+        keys = [
+            (k, gamma, d, n, "base")
+            for k in (1, 2, 3)
+            for gamma in (1.0, 5.0)
+            for d in (2, 5)
+            for n in (500, 2000, 10000)
+        ]
+        keys += [(2, 1.0, 2, n, "sharp") for n in (500, 2000, 10000)]
+    # the headline first, then the cheap cells: a cut-short run keeps the most
+    keys.sort(key=lambda key: (key != HEADLINE, key[3] * key[0] * key[2]))
+    return [
+        Cell(*key, args.headline_reps if key == HEADLINE else args.reps) for key in keys
+    ]
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=500, help="replicates per cell")
+    parser.add_argument(
+        "--headline-reps",
+        type=int,
+        default=2000,
+        help="replicates of the headline cell K=2 gamma=1 d=2 N=10000 (2000)",
+    )
+    parser.add_argument(
+        "--cells",
+        nargs="+",
+        help="cells as K,gamma,d,N[,variant], e.g. 2,1,2,10000 3,5,5,500,base",
+    )
+    parser.add_argument("--quick", action="store_true", help="one small cell")
+    parser.add_argument("--jobs", type=int, default=1, help="processes (only 1)")
+    parser.add_argument("--seed", type=int, default=20240, help="first seed")
+    parser.add_argument("--output", type=Path, default=RESULTS_DIR)
+    args = parser.parse_args(argv)
+    if args.jobs != 1:
+        parser.error("--jobs: only one process is supported (a shared machine)")
+    if args.quick:
+        args.reps = args.headline_reps = 5
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    args.output.mkdir(parents=True, exist_ok=True)
+    stem = args.output / ("coverage_quick" if args.quick else "coverage")
+    start = time.perf_counter()
+    tables = []
+    with blas_limit(1):
+        for cell in build_cells(args):
+            tables.append(run_cell(cell, args.seed))
+            elapsed = time.perf_counter() - start
+            print(f"{cell.label}: done ({elapsed:.0f} s)", file=sys.stderr, flush=True)
+            write_report(pd.concat(tables, ignore_index=True), args, stem, elapsed)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
