@@ -244,6 +244,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         ``from_formula``); ``missing`` defaults to ``"drop"`` as there."""
         missing = kwargs.get("missing", "drop")
         check_choice(missing, "missing", ("none", "drop", "raise"))
+        if _dask.is_dask_collection(data):
+            raise TypeError(
+                "formulas need an in-memory DataFrame (patsy); for a Dask "
+                "DataFrame build the design with Dask operations and pass "
+                "PolyhedralMixtureLogit(ddf['y'], ddf[columns].assign(Intercept=1.0)"
+                ", k=...): see the user guide's page on large data"
+            )
         if len(data) == 0:
             raise ValueError("there are no observations: the data frame is empty")
         precheck_formula_data(formula, data, missing)

@@ -144,6 +144,9 @@ def test_dask_bad_input_is_a_clear_error(client, triangle):
         ps.PolyhedralMixtureLogit(dy, da.from_array(holed, chunks=(1000, 4)), k=2)
     with pytest.raises(ValueError, match="endog must have two levels"):
         ps.PolyhedralMixtureLogit(dy * 2 + np.arange(len(y)) % 3, dx, k=2)
+    frame = dd.from_pandas(triangle, npartitions=2)
+    with pytest.raises(TypeError, match="formulas need an in-memory DataFrame"):
+        ps.plume("y ~ x1 + x2", frame, k=2)
     model = ps.PolyhedralMixtureLogit(dy, dx, k=2)
     with pytest.raises(ValueError, match="partitions"):
         model.fit(chunksize=100)

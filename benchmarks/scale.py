@@ -1,0 +1,338 @@
+"""Scale benchmark: PLUME on 1e5 to 1e7 rows, in memory, by blocks and on Dask.
+
+What it measures
+    For N in {1e5, 1e6, 1e7} simulated rows (d = 20 features and an intercept,
+    K = 3, gamma = 1) and each way of fitting -- ``memory`` (the default fit on
+    a numpy array), ``chunked`` (``fit(chunksize="auto")`` on the same array)
+    and ``dask`` (a ``dask.distributed.LocalCluster`` of 2 worker processes, one
+    thread each) -- the EM iterations, the time per iteration (first to last
+    iteration callback, divided by the iterations between them), the whole
+    ``fit()`` time, the passes over the data and the peak resident memory of
+    the driver and of each Dask worker. A least-squares fit of
+    ``log(time per iteration)`` on ``log(N)`` gives the growth exponent (1 is
+    linear) and the seconds per million rows per iteration.
+
+How
+    The data are generated block by block (250,000 rows per block, each from its
+    own seed), so the same N gives the same rows on every path, and the Dask path
+    never holds them in the driver: each block is a task that the workers run.
+    The labels come from PLUME itself with three random faces (``P(y = 1 | x)``
+    from the model at the true hyperplanes), so the fit converges to a regular
+    maximum. Each (path, N) runs in a fresh Python process (``--one``), so that
+    its peak memory (``resource.getrusage``'s ``ru_maxrss``: the high-water mark
+    of the resident set, for the driver; the same read in each worker process
+    through ``Client.run``) is its own.
+
+Usage
+    nice -n 10 python benchmarks/scale.py                  # the full table
+    python benchmarks/scale.py --quick                     # smoke test: small N
+    python benchmarks/scale.py --sizes 1e5 1e6 --paths dask
+
+Writes ``scale.md`` (report), ``scale.csv`` (one row per path and N) and
+``scale.png`` (time per iteration against N) into ``--output`` (default
+``benchmarks/results``); ``--quick`` writes ``scale_quick.*``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+D, K, GAMMA = 20, 3, 1.0
+BLOCK_ROWS = 250_000
+PATHS = ("memory", "chunked", "dask")
+SEED = 20240601
+# the true faces are this much sharper than unit normals: labels are mostly,
+# not perfectly, determined by the polytope
+SHARPNESS = 3.0
+
+
+def true_hyperplanes() -> np.ndarray:
+    """K faces ``[intercept, w]`` with unit-norm ``w``; the inside (all scores
+    >= 0) holds about half of the standard normal cloud."""
+    rng = np.random.default_rng(SEED)
+    directions = rng.standard_normal((K, D))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    offset = 0.82  # Phi(0.82)^3 ~ 1/2 for nearly orthogonal faces
+    return SHARPNESS * np.column_stack([np.full(K, offset), directions])
+
+
+def make_block(index: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of block ``index``: the design (intercept first) and 0/1 labels."""
+    from plumestats._likelihood import linear_scores, predict_mean
+
+    rng = np.random.default_rng([SEED, index])
+    exog = np.empty((rows, D + 1))
+    exog[:, 0] = 1.0
+    exog[:, 1:] = rng.standard_normal((rows, D))
+    scores = linear_scores(true_hyperplanes().ravel(), exog, K)
+    prob = predict_mean(scores, GAMMA)
+    return exog, (rng.random(rows) < prob).astype(float)
+
+
+def block_sizes(nobs: int) -> list[int]:
+    full, rest = divmod(nobs, BLOCK_ROWS)
+    return [BLOCK_ROWS] * full + ([rest] if rest else [])
+
+
+def peak_rss_mib() -> float:
+    """High-water mark of this process's resident set (Linux: kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _timed_fit(model, **fit_kwargs) -> dict:
+    stamps: list[float] = []
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning would make the row meaningless
+        fit = model.fit(
+            callback=lambda *_: stamps.append(time.perf_counter()), **fit_kwargs
+        )
+    total = time.perf_counter() - start
+    per_iter = (stamps[-1] - stamps[0]) / max(len(stamps) - 1, 1)
+    passes = fit.mle_retvals.get("data_passes", np.nan)
+    return {
+        "iterations": fit.n_iter,
+        "converged": bool(fit.converged),
+        "llf": float(fit.llf),
+        "fit_s": total,
+        "iter_s": per_iter,
+        "passes": passes,
+        "passes_per_iter": passes / fit.n_iter,
+        "params": np.asarray(fit.params).tolist(),
+    }
+
+
+def run_in_memory(nobs: int, chunked: bool) -> dict:
+    import plumestats.api as ps
+
+    exog = np.empty((nobs, D + 1))
+    endog = np.empty(nobs)
+    start = 0
+    for index, rows in enumerate(block_sizes(nobs)):
+        exog[start : start + rows], endog[start : start + rows] = make_block(
+            index, rows
+        )
+        start += rows
+    begin = time.perf_counter()
+    model = ps.PolyhedralMixtureLogit(endog, exog, k=K, gamma=GAMMA)
+    setup = time.perf_counter() - begin
+    out = _timed_fit(model, chunksize="auto" if chunked else None)
+    out["setup_s"] = setup
+    out["driver_peak_mib"] = peak_rss_mib()
+    return out
+
+
+def run_dask(nobs: int, workers: int) -> dict:
+    import dask
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    import plumestats.api as ps
+
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        xs, ys = [], []
+        for index, rows in enumerate(block_sizes(nobs)):
+            block = dask.delayed(make_block, pure=True)(index, rows)
+            xs.append(da.from_delayed(block[0], (rows, D + 1), dtype=float))
+            ys.append(da.from_delayed(block[1], (rows,), dtype=float))
+        exog, endog = da.concatenate(xs), da.concatenate(ys)
+        begin = time.perf_counter()
+        # persists the blocks on the workers and reads their moments: one pass
+        model = ps.PolyhedralMixtureLogit(endog, exog, k=K, gamma=GAMMA)
+        setup = time.perf_counter() - begin
+        out = _timed_fit(model)
+        out["setup_s"] = setup
+        worker_peaks = client.run(peak_rss_mib)
+        out["worker_peak_mib"] = max(worker_peaks.values())
+        out["workers"] = workers
+    out["driver_peak_mib"] = peak_rss_mib()
+    return out
+
+
+def run_one(path: str, nobs: int, workers: int) -> dict:
+    if path == "dask":
+        result = run_dask(nobs, workers)
+    else:
+        result = run_in_memory(nobs, chunked=path == "chunked")
+    return {"path": path, "nobs": nobs, **result}
+
+
+def _child(path: str, nobs: int, workers: int) -> dict:
+    """One (path, N) in a fresh interpreter: its own peak memory."""
+    cmd = [sys.executable, __file__, "--one", path, str(nobs), str(workers)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return {"path": path, "nobs": nobs, "error": proc.stderr.strip()[-600:]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def growth(table: pd.DataFrame) -> pd.DataFrame:
+    """Per path: exponent of time per iteration in N (log-log least squares)
+    and seconds per million rows per iteration (through the origin)."""
+    rows = []
+    for path, part in table.dropna(subset=["iter_s"]).groupby("path", sort=False):
+        if len(part) < 2:
+            continue
+        exponent = np.polyfit(np.log(part["nobs"]), np.log(part["iter_s"]), 1)[0]
+        per_million = float(
+            (part["nobs"] * part["iter_s"]).sum() / (part["nobs"] ** 2).sum() * 1e6
+        )
+        rows.append(
+            {
+                "path": path,
+                "exponent": exponent,
+                "s_per_1e6_rows_per_iter": per_million,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def plot(table: pd.DataFrame, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, part in table.dropna(subset=["iter_s"]).groupby("path", sort=False):
+        ax.loglog(part["nobs"], part["iter_s"], "o-", label=name)
+    ax.set_xlabel("N (rows)")
+    ax.set_ylabel("seconds per EM iteration")
+    ax.set_title(f"PLUME, d = {D}, K = {K}: time per iteration vs N")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def frame_markdown(frame: pd.DataFrame) -> str:
+    def cell(value) -> str:
+        if isinstance(value, float):
+            return "-" if np.isnan(value) else f"{value:.4g}"
+        return str(value)
+
+    lines = [
+        "| " + " | ".join(map(str, frame.columns)) + " |",
+        "|" + "---|" * frame.shape[1],
+    ]
+    for row in frame.itertuples(index=False):
+        lines.append("| " + " | ".join(cell(value) for value in row) + " |")
+    return "\n".join(lines)
+
+
+def report(table: pd.DataFrame, slopes: pd.DataFrame, args, started) -> str:
+    shown = table.drop(columns=["params"], errors="ignore")
+    lines = [
+        f"# Scale: PLUME on N rows (d = {D}, K = {K}, gamma = {GAMMA})",
+        "",
+        f"- date: {started:%Y-%m-%dT%H:%M:%S%z}",
+        f"- command: `{' '.join([Path(sys.executable).name, *sys.argv])}`",
+        f"- platform: {platform.platform()}; os.cpu_count(): {os.cpu_count()}",
+        f"- data: generated in blocks of {BLOCK_ROWS:,} rows (seeded per block; "
+        "the Dask path generates them on the workers)",
+        "- memory: `ru_maxrss` (peak resident set) of the driver process and of "
+        "each Dask worker process (the largest shown); each row ran in a fresh "
+        "process",
+        "- iter_s: seconds per EM/Newton iteration (between the first and last "
+        "iteration); fit_s: the whole `fit()` (start values, iterations, final "
+        "Hessian and results); setup_s: building the model (for Dask: persisting "
+        "the generated blocks on the workers and one pass for the moments)",
+        "- passes: passes over the data (one map-reduce each; the block and Dask "
+        "paths) for the whole fit, start values and final checks included; "
+        "passes_per_iter: passes / iterations",
+        "- params_rel_diff: largest difference of an estimate between the paths "
+        "at that N, relative to the largest estimate",
+        f"- Dask: LocalCluster with {args.workers} worker processes, 1 thread each",
+        "",
+        frame_markdown(shown),
+        "",
+        "## Growth of the time per iteration with N",
+        "",
+        "exponent: slope of log(iter_s) on log(N) (1 = linear); "
+        "s_per_1e6_rows_per_iter: least-squares slope of iter_s on N through "
+        "the origin, per million rows.",
+        "",
+        frame_markdown(slopes) if len(slopes) else "-",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", nargs="+", type=float, default=[1e5, 1e6, 1e7])
+    parser.add_argument("--paths", nargs="+", choices=PATHS, default=list(PATHS))
+    parser.add_argument(
+        "--memory-max",
+        type=float,
+        default=1e7,
+        help="largest N for the in-memory paths (default 1e7)",
+    )
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="smoke test: small N")
+    parser.add_argument(
+        "--output", default=str(Path(__file__).resolve().parent / "results")
+    )
+    parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.one:
+        path, nobs, workers = args.one
+        print(json.dumps(run_one(path, int(nobs), int(workers))))
+        return
+    sizes = [2e4, 5e4] if args.quick else args.sizes
+    started = datetime.now(timezone.utc)
+    rows = []
+    for nobs in (int(size) for size in sizes):
+        for path in args.paths:
+            if path != "dask" and nobs > args.memory_max:
+                continue
+            print(f"{path} N={nobs:,} ...", flush=True)
+            row = _child(path, nobs, args.workers)
+            print(
+                "   " + ", ".join(f"{k}={v}" for k, v in row.items() if k != "params"),
+                flush=True,
+            )
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    if "params" in table:
+        # every path fits the same data: their estimates must agree
+        for nobs, part in table.dropna(subset=["params"]).groupby("nobs"):
+            params = np.array(part["params"].tolist())
+            spread = np.max(np.abs(params - params[0])) / np.max(np.abs(params[0]))
+            table.loc[table["nobs"] == nobs, "params_rel_diff"] = spread
+    slopes = growth(table)
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = "scale_quick" if args.quick else "scale"
+    table.drop(columns=["params"], errors="ignore").to_csv(
+        out / f"{stem}.csv", index=False
+    )
+    (out / f"{stem}.md").write_text(report(table, slopes, args, started))
+    plot(table, out / f"{stem}.png")
+    print(f"wrote {out / stem}.md, .csv, .png")
+
+
+if __name__ == "__main__":
+    main()
