@@ -167,9 +167,13 @@ def run_bootstrap(
     if n_jobs == 1:
         outcomes = [_one_replicate(model, settings, start, s) for s in seeds]
     else:
+        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=n_jobs) as pool:
+        # spawn, not fork: forking a process whose BLAS or other threads hold
+        # a lock can deadlock the children
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=n_jobs, mp_context=context) as pool:
             outcomes = list(
                 pool.map(
                     _one_replicate,
