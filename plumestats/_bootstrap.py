@@ -16,6 +16,8 @@ from statsmodels.tools.sm_exceptions import (
     PerfectSeparationWarning,
 )
 
+from ._progress import Progress
+
 __all__ = ["BootstrapResults", "align_experts", "run_bootstrap"]
 
 # the fit's own diagnostics; a replicate that raises one is counted as failed
@@ -154,7 +156,11 @@ def _one_replicate(model, settings, start, seed):
 
 
 def run_bootstrap(
-    results, n_boot: int, random_state: int | None, n_jobs: int
+    results,
+    n_boot: int,
+    random_state: int | None,
+    n_jobs: int,
+    progress: bool | None = None,
 ) -> BootstrapResults:
     """Refit ``n_boot`` resamples of the data; see
     :meth:`PolyhedralMixtureLogitResults.bootstrap`."""
@@ -164,8 +170,12 @@ def run_bootstrap(
     # one independent stream per replicate: the same seed gives the same
     # replicates whatever n_jobs is
     seeds = np.random.SeedSequence(random_state).spawn(n_boot)
+    reporter = Progress(n_boot, "bootstrap", enabled=progress)
     if n_jobs == 1:
-        outcomes = [_one_replicate(model, settings, start, s) for s in seeds]
+        outcomes = []
+        for seed in seeds:
+            outcomes.append(_one_replicate(model, settings, start, seed))
+            reporter.step()
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -174,15 +184,16 @@ def run_bootstrap(
         # a lock can deadlock the children
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=n_jobs, mp_context=context) as pool:
-            outcomes = list(
-                pool.map(
-                    _one_replicate,
-                    [model] * n_boot,
-                    [settings] * n_boot,
-                    [start] * n_boot,
-                    seeds,
-                )
-            )
+            outcomes = []
+            for outcome in pool.map(
+                _one_replicate,
+                [model] * n_boot,
+                [settings] * n_boot,
+                [start] * n_boot,
+                seeds,
+            ):
+                outcomes.append(outcome)
+                reporter.step()
     weights = start.reshape(model.k, -1)
     gram = model.exog.T @ model.exog / model.nobs
     aligned, failures, n_switched = [], [], 0

@@ -330,6 +330,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         *,
         random_state: int | None = None,
         n_jobs: int = 1,
+        progress: bool | None = None,
     ):
         """Nonparametric bootstrap standard errors and percentile intervals.
 
@@ -350,6 +351,11 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             Seed; the same seed gives the same replicates whatever ``n_jobs``.
         n_jobs : int, default 1
             Worker processes (``concurrent.futures``); 1 runs in this process.
+        progress : bool, optional
+            Print ``bootstrap: done/total (elapsed)`` lines on standard error.
+            ``None`` (default) prints them only when standard error is a
+            terminal, so scripts run interactively show progress and tests and
+            logs stay quiet.
 
         Returns
         -------
@@ -374,7 +380,9 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
                 "the bootstrap needs the data, which remove_data() dropped; refit "
                 "the model to bootstrap it"
             )
-        self._bootstrap = run_bootstrap(self, n_boot, random_state, n_jobs)
+        self._bootstrap = run_bootstrap(
+            self, n_boot, random_state, n_jobs, progress=progress
+        )
         return self._bootstrap
 
     def _require_bootstrap(self):
