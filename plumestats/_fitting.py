@@ -136,8 +136,13 @@ def fit_em(
     random_state,
     alpha,
     chunksize=None,
+    disp=False,
 ):
-    """EM from one or several starts; the best objective wins."""
+    """EM from one or several starts; the best objective wins.
+
+    With ``disp`` (and several starts) a line after each run says where it
+    ended, so a long multi-start fit shows its progress.
+    """
     problem, scaling = build_problem(model, alpha, chunksize)
     if start_params is not None:
         starts = [_user_start(model, scaling, start_params)]
@@ -151,7 +156,14 @@ def fit_em(
             )
     if isinstance(problem, BlockProblem) and mstep != "newton":
         problem.prefetch_hessian(None)  # only Newton M-steps use Q's Hessian
-    traces = [run_em(problem, start, options, mstep) for start in starts]
+    traces = []
+    for number, start in enumerate(starts, 1):
+        traces.append(run_em(problem, start, options, mstep))
+        if disp and len(starts) > 1:
+            print(
+                f"EM run {number}/{len(starts)}: objective = "
+                f"{traces[-1].objective:.10g} ({traces[-1].message})"
+            )
     best = max(traces, key=lambda trace: trace.objective)
     retvals = {
         "converged": best.converged,

@@ -536,6 +536,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 random_state=random_state,
                 alpha=alpha,
                 chunksize=chunksize,
+                disp=bool(disp),
             )
             optimizer = f"EM ({mstep} M-step)"
         else:

@@ -132,6 +132,17 @@ def test_disp_prints_progress(capsys):
     assert "iter" in out and "Optimization terminated successfully." in out
 
 
+def test_disp_reports_each_restart(capsys):
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=1)
+    res = ps.plume("y ~ x1 + x2", data, k=2).fit(n_init=3, disp=True)
+    runs = [line for line in capsys.readouterr().out.splitlines() if "EM run" in line]
+    assert [line.split(":")[0] for line in runs] == [f"EM run {i}/3" for i in (1, 2, 3)]
+    finals = [float(line.split("= ")[1].split(" (")[0]) for line in runs]
+    np.testing.assert_allclose(finals, res.mle_retvals["restarts_llf"], rtol=1e-9)
+    res = ps.plume("y ~ x1 + x2", data, k=2).fit(n_init=3)
+    assert capsys.readouterr().out == ""
+
+
 def test_callback_sees_every_iteration():
     data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=1)
     seen = []
