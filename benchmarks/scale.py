@@ -178,10 +178,16 @@ def run_one(path: str, nobs: int, workers: int) -> dict:
     return {"path": path, "nobs": nobs, **result}
 
 
-def _child(path: str, nobs: int, workers: int) -> dict:
+def _child(path: str, nobs: int, workers: int, blas_threads: int) -> dict:
     """One (path, N) in a fresh interpreter: its own peak memory."""
     cmd = [sys.executable, __file__, "--one", path, str(nobs), str(workers)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    # BLAS threads that spin while another process holds the core make a shared
+    # machine's timings meaningless: one per process (Dask's workers get one
+    # anyway), set before numpy loads
+    env = {**os.environ}
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[name] = str(blas_threads)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     if proc.returncode != 0:
         return {"path": path, "nobs": nobs, "error": proc.stderr.strip()[-600:]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -242,7 +248,7 @@ def frame_markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def report(table: pd.DataFrame, slopes: pd.DataFrame, args, started) -> str:
+def report(table: pd.DataFrame, slopes: pd.DataFrame, args, started, loads) -> str:
     shown = table.drop(columns=["params"], errors="ignore")
     lines = [
         f"# Scale: PLUME on N rows (d = {D}, K = {K}, gamma = {GAMMA})",
@@ -264,7 +270,12 @@ def report(table: pd.DataFrame, slopes: pd.DataFrame, args, started) -> str:
         "passes_per_iter: passes / iterations",
         "- params_rel_diff: largest difference of an estimate between the paths "
         "at that N, relative to the largest estimate",
-        f"- Dask: LocalCluster with {args.workers} worker processes, 1 thread each",
+        f"- Dask: LocalCluster with {args.workers} worker processes, 1 thread each; "
+        f"BLAS threads per process: {args.blas_threads}",
+        "- load average (1/5/15 min) at start "
+        + "/".join(f"{v:.2f}" for v in loads[0])
+        + ", at end "
+        + "/".join(f"{v:.2f}" for v in loads[1]),
         "",
         frame_markdown(shown),
         "",
@@ -291,6 +302,12 @@ def main(argv=None) -> None:
         help="largest N for the in-memory paths (default 1e7)",
     )
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--blas-threads",
+        type=int,
+        default=1,
+        help="BLAS threads per process (default 1: stable timings on a shared machine)",
+    )
     parser.add_argument("--quick", action="store_true", help="smoke test: small N")
     parser.add_argument(
         "--output", default=str(Path(__file__).resolve().parent / "results")
@@ -303,13 +320,14 @@ def main(argv=None) -> None:
         return
     sizes = [2e4, 5e4] if args.quick else args.sizes
     started = datetime.now(timezone.utc)
+    load_start = os.getloadavg()
     rows = []
     for nobs in (int(size) for size in sizes):
         for path in args.paths:
             if path != "dask" and nobs > args.memory_max:
                 continue
             print(f"{path} N={nobs:,} ...", flush=True)
-            row = _child(path, nobs, args.workers)
+            row = _child(path, nobs, args.workers, args.blas_threads)
             print(
                 "   " + ", ".join(f"{k}={v}" for k, v in row.items() if k != "params"),
                 flush=True,
@@ -329,7 +347,8 @@ def main(argv=None) -> None:
     table.drop(columns=["params"], errors="ignore").to_csv(
         out / f"{stem}.csv", index=False
     )
-    (out / f"{stem}.md").write_text(report(table, slopes, args, started))
+    loads = (load_start, os.getloadavg())
+    (out / f"{stem}.md").write_text(report(table, slopes, args, started, loads))
     plot(table, out / f"{stem}.png")
     print(f"wrote {out / stem}.md, .csv, .png")
 
