@@ -626,7 +626,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         from .results import PolyhedralMixtureLogitResults, make_results
 
         internal = _fitting.canonical_order(problem, internal)
-        neg_hess_internal = problem.neg_hessian(problem.terms(internal))
+        terms = problem.terms(internal)
+        neg_hess_internal = problem.neg_hessian(terms)
+        grad_internal = problem.gradient(internal, terms)
         params = scaling.to_user(internal.reshape(self.k, -1)).ravel()
         if disp:
             status = (
@@ -646,6 +648,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             self,
             params,
             neg_hess_internal,
+            grad_internal,
             scaling,
             retvals=retvals,
             settings=settings,

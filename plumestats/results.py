@@ -22,7 +22,7 @@ from ._covariance import (
 )
 from ._dask import is_dask_collection
 from ._diagnostics import FitDiagnostics, compute_diagnostics, warn_diagnostics
-from ._fitting import build_problem, warn_if_unsettled
+from ._fitting import warn_if_unsettled
 from ._validation import check_choice, check_int
 from .bounds import HoldoutBound, RademacherBound, holdout_bound, rademacher_bound
 
@@ -34,6 +34,7 @@ def make_results(
     model,
     params,
     neg_hess_internal,
+    grad_internal,
     scaling,
     *,
     retvals,
@@ -45,7 +46,9 @@ def make_results(
 
     The observed information is inverted in the standardised coordinates the
     engine used (well conditioned) and mapped to the user's units exactly:
-    ``Cov(w) = J Cov(b) J'`` with ``J = I_K (x) B^{-1}``.
+    ``Cov(w) = J Cov(b) J'`` with ``J = I_K (x) B^{-1}``. ``neg_hess_internal``
+    and ``grad_internal`` are the fit's own problem's, at the estimate (penalty
+    included), so no second pass over the data builds them again.
     """
     cov_internal, singular = invert_information(neg_hess_internal)
     separated = warn_if_unsettled(
@@ -55,13 +58,11 @@ def make_results(
         warn_singular_information(singular, stacklevel=4)
     retvals["separation"] = separated
     retvals["information_singular"] = singular
-    problem, _ = build_problem(model, settings["alpha"])
-    internal = scaling.to_internal(np.reshape(params, (model.k, -1))).ravel()
     diagnostics = compute_diagnostics(
         model,
         params,
         neg_hess_internal,
-        problem.gradient(internal, problem.terms(internal)),
+        grad_internal,
         retvals,
         alpha=settings["alpha"],
     )
