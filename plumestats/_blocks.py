@@ -23,6 +23,7 @@ EM iteration costs one pass plus one per line-search trial.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from ._scaling import DesignScaling
 __all__ = [
     "BlockProblem",
     "BlockTerms",
+    "DataSums",
     "InMemoryBlocks",
     "block_sums",
     "combine_moments",
@@ -85,7 +87,8 @@ def block_sums(
         (largest change of a score from ``anchor``), ``"grad"``, ``"hess"``
         (Hessian of ``l``), ``"qhess"`` (Hessian of Q at its own
         responsibilities), ``"gate"`` (summed gate probabilities), ``"meat"``
-        (sum of outer products of the observation scores), ``"resp_gram"``
+        (sum of outer products of the observation scores), ``"gram"`` (``z'z``),
+        ``"resp_gram"``
         (the responsibility-weighted Grams of all and of perfectly fitted rows)
         and ``"max_abs_move"`` (largest ``|z' direction_k|``).
     """
@@ -116,6 +119,8 @@ def block_sums(
         weights = terms.score_weights(gamma)
         scores = (weights[:, :, None] * z[:, None, :]).reshape(z.shape[0], -1)
         out["meat"] = scores.T @ scores
+    if "gram" in need:
+        out["gram"] = z.T @ z
     if "resp_gram" in need:
         perfect = (terms.loglikeobs > _PERFECT_LOGPROB).astype(float)
         resp = terms.resp
@@ -215,13 +220,24 @@ class InMemoryBlocks:
         The standardisation applied to each block.
     chunksize : int
         Rows per block.
+    moments : dict, optional
+        :func:`in_memory_moments` of the design, when known (the results take
+        the largest row norm from them).
     """
 
-    def __init__(self, exog, y_pm, scaling: DesignScaling, chunksize: int):
+    def __init__(
+        self,
+        exog,
+        y_pm,
+        scaling: DesignScaling,
+        chunksize: int,
+        moments: dict | None = None,
+    ):
         self.exog = exog
         self.y_pm = y_pm
         self.scaling = scaling
         self.chunksize = int(chunksize)
+        self.moments = moments
         self.nobs, self.n_cols = exog.shape
 
     def _blocks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -422,11 +438,65 @@ class BlockProblem:
         """Mean gate probability of each expert over the rows."""
         return self._pass(params, {"gate"})["gate"] / self.nobs
 
-    def final_sums(self, params: np.ndarray, meat: bool) -> dict:
-        """What the results need at the estimates, in one pass: ``L``, minus
-        the Hessian (no penalty) and, for a sandwich, the scores' outer products."""
-        need = {"L", "hess"} | ({"meat"} if meat else set())
-        return self._pass(params, need)
+    def data_sums(
+        self, terms: BlockTerms, scaling: DesignScaling, *, meat: bool, gram: bool
+    ) -> DataSums:
+        """What the results need from the data at the estimates, gathered in the
+        pass that also computes the gradient and Hessian there (which
+        :meth:`gradient` and :meth:`neg_hessian` then reuse).
+
+        The sums are in the engine's standardised coordinates and mapped to the
+        user's exactly: the rows are ``x_n = B' z_n`` and the user scores
+        ``J' s_n`` with ``B`` the per-hyperplane map of
+        :class:`~plumestats._scaling.DesignScaling` and ``J = I_K (x) B``, so
+        ``X'X = B' (Z'Z) B`` and ``sum_n s_n s_n' = J' (sum_n s^z_n s^z_n') J``.
+        """
+        self._next_hessian = "hess"
+        need = {"grad", "hess", "L", "gate"}
+        need |= {"gram"} if gram else set()
+        need |= {"meat"} if meat else set()
+        self._fill(terms, need)
+        sums = terms.sums
+        rows = scaling.jacobian_to_internal()
+        scores = np.kron(np.eye(self.k), rows)
+        return DataSums(
+            llf=float(sums["L"]),
+            n_perfect=int(sums["n_perfect"]),
+            gate_mass=np.asarray(sums["gate"], dtype=float),
+            radius=float(self.source.moments["radius"]),
+            gram=rows.T @ sums["gram"] @ rows if gram else None,
+            meat=scores.T @ sums["meat"] @ scores if meat else None,
+        )
+
+
+@dataclass(frozen=True)
+class DataSums:
+    """What the results of a fit by row blocks need from the data, summed over
+    the blocks at the estimates, in the user's units (see
+    :meth:`BlockProblem.data_sums`).
+
+    Attributes
+    ----------
+    llf : float
+        :math:`L = \\sum_n l_n`.
+    n_perfect : int
+        Rows fitted with probability above ``1 - 1e-8``.
+    gate_mass : ndarray, shape (K,)
+        :math:`\\sum_n g_k(x_n)`.
+    radius : float
+        Largest row norm :math:`\\max_n \\|x_n\\|` of the raw design.
+    gram : ndarray, shape (p, p), or None
+        :math:`X'X` (when the collapsed-expert check needs it).
+    meat : ndarray, shape (K p, K p), or None
+        :math:`\\sum_n s_n s_n'` of the observation scores (for ``cov_type="HC0"``).
+    """
+
+    llf: float
+    n_perfect: int
+    gate_mass: np.ndarray
+    radius: float
+    gram: np.ndarray | None = None
+    meat: np.ndarray | None = None
 
 
 def _block_diagonal(blocks: np.ndarray) -> np.ndarray:

@@ -125,9 +125,16 @@ def compute_diagnostics(
     grad_internal: np.ndarray,
     retvals: dict,
     alpha: float = 0.0,
+    data_sums=None,
 ) -> FitDiagnostics:
     """Diagnostics of a fit from the information and score in the engine's
-    standardised coordinates (penalty included) and the fit's ``retvals``."""
+    standardised coordinates (penalty included) and the fit's ``retvals``.
+
+    What they need from the data (perfectly fitted rows, gate mass, the Gram
+    matrix) is computed here on the whole sample, or taken from
+    ``data_sums`` (:class:`plumestats._blocks.DataSums`) for a fit by row
+    blocks, which summed it block by block.
+    """
     nobs = model.nobs
     info = neg_hess_internal / nobs
     finite = np.all(np.isfinite(info)) and np.all(np.isfinite(grad_internal))
@@ -142,15 +149,19 @@ def compute_diagnostics(
         decrement = float(grad_internal @ step)
     else:
         decrement = np.nan
-    logprob = model.loglikeobs(params)
-    n_perfect = int(np.sum(logprob > PERFECT_LOGPROB))
-    gate_mass = np.asarray(model.predict(params, which="gate")).sum(axis=0)
+    if data_sums is None:
+        logprob = model.loglikeobs(params)
+        n_perfect = int(np.sum(logprob > PERFECT_LOGPROB))
+        gate_mass = np.asarray(model.predict(params, which="gate")).sum(axis=0)
+    else:
+        n_perfect, gate_mass = data_sums.n_perfect, data_sums.gate_mass
     # under a penalty, experts shrink together by design and the information
     # stays regular; only an unpenalised collapse leaves a flat direction
     collapsed = model.k > 1 and alpha == 0.0
     if collapsed:
         weights = np.reshape(params, (model.k, -1))
-        gram = model.exog.T @ model.exog / nobs
+        gram = model.exog.T @ model.exog if data_sums is None else data_sums.gram
+        gram = gram / nobs
         collapsed = bool(np.any(gate_mass < model.k_vars)) or _duplicated(weights, gram)
     flags = []
     if not retvals.get("converged", False):

@@ -74,7 +74,9 @@ def build_problem(
     elif chunksize is not None:
         moments = in_memory_moments(model.exog, model._y_inside, chunksize)
         scaling = scaling_from_moments(moments)
-        source = InMemoryBlocks(model.exog, model._y_inside, scaling, chunksize)
+        source = InMemoryBlocks(
+            model.exog, model._y_inside, scaling, chunksize, moments=moments
+        )
     else:
         scaling = DesignScaling.from_exog(model.exog)
     slope_ridge = np.full(model.k_vars, model.nobs * alpha)
@@ -271,14 +273,21 @@ def canonical_order(problem: Problem, internal: np.ndarray) -> np.ndarray:
     return weights[order].ravel()
 
 
-def warn_if_unsettled(model, params, retvals, alpha, cov_ok) -> bool:
-    """Convergence and separation warnings; returns whether separation was seen."""
-    logprob = model.loglikeobs(params)
+def warn_if_unsettled(
+    model, params, retvals, alpha, cov_ok, n_perfect: int | None = None
+) -> bool:
+    """Convergence and separation warnings; returns whether separation was seen.
+
+    ``n_perfect`` (rows fitted with probability above ``1 - 1e-8``) comes
+    from the row blocks' sums for a fit by blocks; otherwise it is counted on
+    the whole sample here.
+    """
     # An observation fitted with probability above 1 - 1e-8 for its own class, at
     # a fit that did not reach a regular maximum (the engine tells a separated fit
     # from one by the curvature along its flat directions), is the signature of
     # (quasi-)separation.
-    n_perfect = int(np.sum(logprob > PERFECT_LOGPROB))
+    if n_perfect is None:
+        n_perfect = int(np.sum(model.loglikeobs(params) > PERFECT_LOGPROB))
     separated = alpha == 0 and n_perfect > 0 and not (retvals["converged"] and cov_ok)
     if separated:
         warnings.warn(

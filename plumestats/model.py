@@ -8,6 +8,7 @@ from scipy.special import expit
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
 from . import _dask, _fitting
+from ._blocks import BlockProblem
 from ._covariance import COV_TYPES
 from ._em import MSTEPS, EMOptions
 from ._likelihood import (
@@ -491,9 +492,16 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             blocks of about 32 MB), so that the memory the fit needs beyond the
             data is ``O(chunksize * p * K^2 + (K p)^2)`` instead of a standardised
             copy of the design and ``(nobs, K, K)`` arrays. The estimates are the
-            same up to rounding. For a model on Dask collections the blocks are
-            its partitions and ``chunksize`` must be left out. See the user
-            guide's page on large data.
+            same up to rounding. What the results take from the data is summed
+            by blocks too, at the fit (``llf``, the ``HC0`` meat, the
+            diagnostics, the largest row norm of the Rademacher bound) and on
+            request (``pred_table``), and the results keep ``chunksize``.
+            Quantities that are per observation by nature (``predict()``,
+            ``loglikeobs``, ``score_obs``, ``responsibilities()``,
+            ``get_margeff(at="all")``) are still ``nobs`` long, computed only
+            when asked for. For a model on Dask
+            collections the blocks are its partitions and ``chunksize`` must be
+            left out. See the user guide's page on large data.
         **kwargs
             Only with a statsmodels optimiser: passed on to it (e.g. ``gtol``).
 
@@ -574,6 +582,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 "tol": tol,
                 "em_tol": em_tol,
                 "newton_finish": bool(newton_finish),
+                "chunksize": chunksize,
             },
             cov_type=cov_type,
             cov_kwds=cov_kwds or {},
@@ -627,6 +636,16 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
 
         internal = _fitting.canonical_order(problem, internal)
         terms = problem.terms(internal)
+        data_sums = None
+        if isinstance(problem, BlockProblem):
+            # everything the results need from the rows, in the one pass that
+            # also gives the Hessian and gradient below: no whole-sample arrays
+            data_sums = problem.data_sums(
+                terms,
+                scaling,
+                meat=cov_type == "HC0",
+                gram=self.k > 1 and settings["alpha"] == 0.0,
+            )
         neg_hess_internal = problem.neg_hessian(terms)
         grad_internal = problem.gradient(internal, terms)
         params = scaling.to_user(internal.reshape(self.k, -1)).ravel()
@@ -636,7 +655,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 if retvals["converged"]
                 else "Warning: the fit did not converge."
             )
-            value = -self.loglike(params) / self.nobs
+            llf = self.loglike(params) if data_sums is None else data_sums.llf
+            value = -llf / self.nobs
             print(
                 f"{status}\n"
                 f"         Current function value: {value:.6f}\n"
@@ -654,4 +674,5 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             settings=settings,
             cov_type=cov_type,
             cov_kwds=cov_kwds,
+            data_sums=data_sums,
         )

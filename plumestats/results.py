@@ -14,6 +14,7 @@ from statsmodels.base.model import (
     LikelihoodResultsWrapper,
 )
 
+from ._blocks import InMemoryBlocks
 from ._compat import cache_readonly
 from ._covariance import (
     compute_covariance,
@@ -25,6 +26,7 @@ from ._diagnostics import FitDiagnostics, compute_diagnostics, warn_diagnostics
 from ._fitting import warn_if_unsettled
 from ._validation import check_choice, check_int
 from .bounds import HoldoutBound, RademacherBound, holdout_bound, rademacher_bound
+from .model import predict_rows
 
 __all__ = ["PolyhedralMixtureLogitResults", "PolyhedralMixtureLogitResultsWrapper"]
 
@@ -41,6 +43,7 @@ def make_results(
     settings,
     cov_type,
     cov_kwds,
+    data_sums=None,
 ):
     """Build the wrapped results from a fitted parameter vector.
 
@@ -48,11 +51,19 @@ def make_results(
     engine used (well conditioned) and mapped to the user's units exactly:
     ``Cov(w) = J Cov(b) J'`` with ``J = I_K (x) B^{-1}``. ``neg_hess_internal``
     and ``grad_internal`` are the fit's own problem's, at the estimate (penalty
-    included), so no second pass over the data builds them again.
+    included), so no second pass over the data builds them again. For a fit
+    by row blocks (``chunksize``, Dask) ``data_sums``
+    (:class:`plumestats._blocks.DataSums`) holds everything else the results
+    need from the rows, summed block by block.
     """
     cov_internal, singular = invert_information(neg_hess_internal)
     separated = warn_if_unsettled(
-        model, params, retvals, settings["alpha"], cov_ok=singular is None
+        model,
+        params,
+        retvals,
+        settings["alpha"],
+        cov_ok=singular is None,
+        n_perfect=None if data_sums is None else data_sums.n_perfect,
     )
     if singular is not None and not separated:
         warn_singular_information(singular, stacklevel=4)
@@ -65,6 +76,7 @@ def make_results(
         grad_internal,
         retvals,
         alpha=settings["alpha"],
+        data_sums=data_sums,
     )
     warn_diagnostics(diagnostics, stacklevel=4)
     jac = np.kron(np.eye(model.k), scaling.jacobian_to_user())
@@ -72,7 +84,14 @@ def make_results(
     mlefit = LikelihoodModelResults(model, params, normalized_cov_params=cov, scale=1.0)
     mlefit.mle_retvals = retvals
     mlefit.mle_settings = settings
-    results = cls(model, mlefit, cov_type=cov_type, cov_kwds=cov_kwds)
+    results = cls(
+        model,
+        mlefit,
+        cov_type=cov_type,
+        cov_kwds=cov_kwds,
+        data_sums=data_sums,
+        scaling=scaling,
+    )
     results._diagnostics = diagnostics
     return PolyhedralMixtureLogitResultsWrapper(results)
 
@@ -86,26 +105,51 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
     ``wald_test``, ``summary``, ``save``, ``load``, ``remove_data``) and adds the
     PLUME-specific ``hyperplanes``, ``decision_function``, ``llf_history`` and
     :meth:`rademacher_bound`.
+
+    A fit by row blocks (``fit(chunksize=...)`` or Dask input) keeps its
+    ``chunksize`` (``None`` on Dask, whose partitions are the blocks): what the
+    results compute from the data, at the fit or later (``pred_table``), is
+    then summed block by block, never held for the whole sample.
     """
 
-    def __init__(self, model, mlefit, cov_type="nonrobust", cov_kwds=None):
+    def __init__(
+        self,
+        model,
+        mlefit,
+        cov_type="nonrobust",
+        cov_kwds=None,
+        *,
+        data_sums=None,
+        scaling=None,
+    ):
         super().__init__(model, mlefit)
         self.k = model.k
         self.gamma = model.gamma
         self.k_params = model.nparams
         self.outcome_mapping = dict(model.outcome_mapping)
-        self._set_covariance(cov_type, dict(cov_kwds or {}))
+        self.chunksize = getattr(mlefit, "mle_settings", {}).get("chunksize")
+        # a fit by blocks keeps the standardisation its blocks were taken in
+        self._block_scaling = scaling if data_sums is not None else None
+        self._set_covariance(cov_type, dict(cov_kwds or {}), data_sums)
         # What the summary and the bound need from the data is computed now and
         # kept as plain attributes: remove_data() clears every cached value.
-        self._radius = float(np.max(np.linalg.norm(model.exog, axis=1)))
-        self._llf = model.loglike(self.params)
+        if data_sums is None:
+            self._radius = float(np.max(np.linalg.norm(model.exog, axis=1)))
+            self._llf = model.loglike(self.params)
+        else:
+            self._radius, self._llf = data_sums.radius, data_sums.llf
         share = float(np.mean(model.endog))
         self._llnull = float(
             model.endog.size * (xlogy(share, share) + xlogy(1 - share, 1 - share))
         )
 
-    def _set_covariance(self, cov_type, cov_kwds):
-        scores = None if cov_type == "nonrobust" else self.model.score_obs(self.params)
+    def _set_covariance(self, cov_type, cov_kwds, data_sums=None):
+        if cov_type == "nonrobust":
+            scores = None
+        elif data_sums is not None and data_sums.meat is not None:
+            scores = _root_of(data_sums.meat)
+        else:
+            scores = self.model.score_obs(self.params)
         cov, description = compute_covariance(
             cov_type, self.normalized_cov_params, scores, cov_kwds
         )
@@ -283,10 +327,39 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         ``pred_table[i, j]`` counts observations of class ``i`` predicted as ``j``,
         as in statsmodels' ``Logit`` results.
         """
+        source = self._row_source()
+        if source is not None:
+            scaling = source.scaling
+            internal = scaling.to_internal(np.reshape(self.params, (self.k, -1)))
+            return source.reduce(
+                kernel=_confusion_block,
+                params=internal.ravel(),
+                **self._prediction_settings(threshold),
+            )["table"]
         observed = np.asarray(self.model.endog)
         predicted = np.asarray(self.model.predict(self.params)) > threshold
-        bins = np.array([0, 0.5, 1])
-        return np.histogram2d(observed, predicted.astype(float), bins=bins)[0]
+        return _confusion(observed, predicted)
+
+    def _row_source(self):
+        """The row blocks of a fit by blocks (``None`` for an in-memory fit)."""
+        if self.model._row_source is not None:  # Dask partitions
+            return self.model._row_source
+        scaling = getattr(self, "_block_scaling", None)  # None: fits pickled before
+        if scaling is None or self.model.exog is None:
+            return None
+        return InMemoryBlocks(
+            self.model.exog, self.model._y_inside, scaling, self.chunksize
+        )
+
+    def _prediction_settings(self, threshold: float) -> dict:
+        model = self.model
+        return {
+            "k": model.k,
+            "gamma": model.gamma,
+            "hard": model._hard,
+            "sign": 1.0 if model._inside_code == 1 else -1.0,
+            "threshold": threshold,
+        }
 
     def rademacher_bound(self, delta: float = 0.05) -> RademacherBound:
         """The paper's Rademacher generalisation bound at the estimates.
@@ -479,6 +552,32 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         return build_summary(
             self, yname=yname, xname=xname, title=title, alpha=alpha, bootstrap=boot
         )
+
+
+def _root_of(meat: np.ndarray) -> np.ndarray:
+    """A square matrix ``R`` with ``R'R = meat``: it stands for the observation
+    scores ``S`` (a sandwich needs them only through ``S'S``), so a fit by
+    blocks passes its summed ``S'S`` without an ``(nobs, K p)`` array."""
+    eigenvalues, vectors = np.linalg.eigh(0.5 * (meat + meat.T))
+    # rounding can leave a zero eigenvalue of the semi-definite meat at -1e-17
+    return (vectors * np.sqrt(np.clip(eigenvalues, 0.0, None))).T
+
+
+def _confusion(observed: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """``(2, 2)`` counts: rows observed 0/1, columns predicted 0/1."""
+    bins = np.array([0, 0.5, 1])
+    return np.histogram2d(observed, predicted.astype(float), bins=bins)[0]
+
+
+def _confusion_block(z, y_pm, *, params, k, gamma, hard, sign, threshold) -> dict:
+    """:meth:`PolyhedralMixtureLogitResults.pred_table`'s counts on one block
+    of standardised rows (internal parameters give the same scores)."""
+    mean = predict_rows(
+        z, params=params, k=k, gamma=gamma, hard=hard, sign=sign, which="mean"
+    )
+    # y_pm = sign * (2 y - 1): back to the 0/1 coding of endog
+    observed = 0.5 * (sign * y_pm + 1.0)
+    return {"table": _confusion(observed, mean > threshold)}
 
 
 def _test_outcomes(results, test_data) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,7 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
 import plumestats.api as ps
 
@@ -93,6 +93,25 @@ def test_dask_results_inference_and_summary(dask_fit, reference):
     text = dask_fit.summary().as_text()
     assert "No. Observations:" in text and "4000" in text
     assert "hyperplane h3" in text
+
+
+def test_dask_results_reduce_over_the_partitions(dask_fit, reference):
+    """What the results take from the rows (perfectly fitted rows, gate mass,
+    the Gram matrix, the largest row norm, the confusion matrix) is summed per
+    partition, never brought to the driver, and equals the in-memory fit's."""
+    assert dask_fit.chunksize is None  # the partitions are the blocks
+    diagnostics, expected = dask_fit.diagnostics, reference.diagnostics
+    assert_allclose(diagnostics.gate_mass, expected.gate_mass, rtol=RTOL)
+    assert_allclose(diagnostics.condition_number, expected.condition_number, rtol=RTOL)
+    assert diagnostics.n_perfect == expected.n_perfect
+    assert diagnostics.flags == expected.flags
+    assert_allclose(dask_fit._radius, reference._radius, rtol=RTOL)
+    assert_allclose(
+        dask_fit.rademacher_bound().log_total,
+        reference.rademacher_bound().log_total,
+        rtol=RTOL,
+    )
+    assert_array_equal(dask_fit.pred_table(), reference.pred_table())
 
 
 def test_dask_predictions(dask_fit, reference, triangle):
