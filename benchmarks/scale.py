@@ -21,12 +21,19 @@ How
     maximum. Each (path, N) runs in a fresh Python process (``--one``), so that
     its peak memory (``resource.getrusage``'s ``ru_maxrss``: the high-water mark
     of the resident set, for the driver; the same read in each worker process
-    through ``Client.run``) is its own.
+    through ``Client.run``) is its own. On the in-memory paths the high-water
+    mark is also read after building the model (``setup_peak_mib``) and then
+    reset (``/proc/self/clear_refs``), so that ``fit_peak_mib`` is the fit's
+    own peak, results included; ``data_mib`` is the size of the arrays passed
+    to the model.
 
 Usage
     nice -n 10 python benchmarks/scale.py                  # the full table
     python benchmarks/scale.py --quick                     # smoke test: small N
     python benchmarks/scale.py --sizes 1e5 1e6 --paths dask
+    nice -n 10 python benchmarks/scale.py --sizes 1e7 --paths chunked --update
+        # re-measure one path at one N; the other rows of scale.csv stay, each
+        # with the date it was measured
 
 Writes ``scale.md`` (report), ``scale.csv`` (one row per path and N) and
 ``scale.png`` (time per iteration against N) into ``--output`` (default
@@ -39,6 +46,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -92,6 +100,25 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def rss_mib() -> float:
+    """This process's resident set now (Linux), NaN where it cannot be read."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return np.nan
+    found = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+    return int(found[1]) / 1024.0 if found else np.nan
+
+
+def reset_peak_rss() -> bool:
+    """Reset the resident-set high-water mark (Linux >= 4.0); False elsewhere."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
 def _timed_fit(model, **fit_kwargs) -> dict:
     stamps: list[float] = []
     start = time.perf_counter()
@@ -129,9 +156,18 @@ def run_in_memory(nobs: int, chunked: bool) -> dict:
     begin = time.perf_counter()
     model = ps.PolyhedralMixtureLogit(endog, exog, k=K, gamma=GAMMA)
     setup = time.perf_counter() - begin
+    setup_peak = peak_rss_mib()
+    reset = reset_peak_rss()
+    before_fit = rss_mib()
     out = _timed_fit(model, chunksize="auto" if chunked else None)
     out["setup_s"] = setup
-    out["driver_peak_mib"] = peak_rss_mib()
+    fit_peak = peak_rss_mib()
+    out["driver_peak_mib"] = max(setup_peak, fit_peak)
+    out["data_mib"] = (exog.nbytes + endog.nbytes) / 2**20
+    out["setup_peak_mib"] = setup_peak
+    out["fit_peak_mib"] = fit_peak if reset else np.nan
+    out["fit_peak_minus_data_mib"] = out["fit_peak_mib"] - out["data_mib"]
+    out["fit_above_start_mib"] = out["fit_peak_mib"] - before_fit
     return out
 
 
@@ -269,7 +305,17 @@ def report(table: pd.DataFrame, slopes: pd.DataFrame, args, started, loads) -> s
         "paths) for the whole fit, start values and final checks included; "
         "passes_per_iter: passes / iterations",
         "- params_rel_diff: largest difference of an estimate between the paths "
-        "at that N, relative to the largest estimate",
+        "at that N, relative to the largest estimate (among the rows measured "
+        "together)",
+        "- in-memory paths: data_mib is the arrays passed to the model (design "
+        "and outcome); setup_peak_mib the peak after generating the data and "
+        "building the model; fit_peak_mib the peak of `fit()` alone (results "
+        "included), the high-water mark being reset after the model was built; "
+        "fit_above_start_mib that peak less the resident set when `fit()` "
+        "started (what the fit adds to the data, the model and the "
+        "interpreter); driver_peak_mib the larger of setup and fit peaks",
+        "- measured: when the row was measured (`--update` re-measures some rows "
+        "and keeps the others)",
         f"- Dask: LocalCluster with {args.workers} worker processes, 1 thread each; "
         f"BLAS threads per process: {args.blas_threads}",
         "- load average (1/5/15 min) at start "
@@ -289,6 +335,30 @@ def report(table: pd.DataFrame, slopes: pd.DataFrame, args, started, loads) -> s
         "",
     ]
     return "\n".join(lines)
+
+
+def merge_rows(kept: pd.DataFrame, new: pd.DataFrame, earlier: str) -> pd.DataFrame:
+    """The rows of ``kept`` for the (path, N) that ``new`` does not measure,
+    then ``new``'s, in the order of N and path; ``earlier`` dates the kept rows
+    that have no date of their own."""
+    if "measured" not in kept:
+        kept["measured"] = earlier
+    measured = set(zip(new["path"], new["nobs"], strict=True))
+    keep = [
+        (path, nobs) not in measured
+        for path, nobs in zip(kept["path"], kept["nobs"], strict=True)
+    ]
+    table = pd.concat([kept[keep], new], ignore_index=True)
+    order = {path: i for i, path in enumerate(PATHS)}
+    table["_order"] = table["path"].map(order)
+    return table.sort_values(["nobs", "_order"]).drop(columns="_order")
+
+
+def _report_date(report: Path) -> str:
+    """The date line of an earlier report, as ``YYYY-MM-DD HH:MM``."""
+    text = report.read_text() if report.is_file() else ""
+    found = re.search(r"^- date: (\d{4}-\d\d-\d\d)T(\d\d:\d\d)", text, re.M)
+    return f"{found[1]} {found[2]}" if found else "unknown"
 
 
 def main(argv=None) -> None:
@@ -312,6 +382,12 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--output", default=str(Path(__file__).resolve().parent / "results")
     )
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="merge the new rows into the existing scale.csv (replacing the same "
+        "path and N) instead of starting a new table",
+    )
     parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
@@ -332,18 +408,25 @@ def main(argv=None) -> None:
                 "   " + ", ".join(f"{k}={v}" for k, v in row.items() if k != "params"),
                 flush=True,
             )
+            row["measured"] = f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M}"
             rows.append(row)
     table = pd.DataFrame(rows)
     if "params" in table:
         # every path fits the same data: their estimates must agree
         for nobs, part in table.dropna(subset=["params"]).groupby("nobs"):
+            if len(part) < 2:
+                continue
             params = np.array(part["params"].tolist())
             spread = np.max(np.abs(params - params[0])) / np.max(np.abs(params[0]))
             table.loc[table["nobs"] == nobs, "params_rel_diff"] = spread
-    slopes = growth(table)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     stem = "scale_quick" if args.quick else "scale"
+    if args.update and (out / f"{stem}.csv").is_file():
+        table = merge_rows(
+            pd.read_csv(out / f"{stem}.csv"), table, _report_date(out / f"{stem}.md")
+        )
+    slopes = growth(table)
     table.drop(columns=["params"], errors="ignore").to_csv(
         out / f"{stem}.csv", index=False
     )
