@@ -558,6 +558,8 @@ def _root_of(meat: np.ndarray) -> np.ndarray:
     """A square matrix ``R`` with ``R'R = meat``: it stands for the observation
     scores ``S`` (a sandwich needs them only through ``S'S``), so a fit by
     blocks passes its summed ``S'S`` without an ``(nobs, K p)`` array."""
+    if not np.all(np.isfinite(meat)):  # overflowed scores: NaN, as in memory
+        return np.full_like(meat, np.nan)
     eigenvalues, vectors = np.linalg.eigh(0.5 * (meat + meat.T))
     # rounding can leave a zero eigenvalue of the semi-definite meat at -1e-17
     return (vectors * np.sqrt(np.clip(eigenvalues, 0.0, None))).T
