@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -13,9 +14,12 @@ __all__ = [
     "check_design",
     "check_int",
     "check_positive_float",
+    "design_summary",
     "encode_outcome",
     "prepare_endog",
     "resolve_inside",
+    "row_blocks",
+    "statsmodels_exog_names",
 ]
 
 
@@ -184,9 +188,11 @@ def _same_label(a, b) -> bool:
 
 def check_design(exog: np.ndarray, names: list[str], k: int) -> None:
     """Errors for designs no fit can use; a warning naming the columns when the
-    design is rank deficient (the hyperplanes are then not identified)."""
-    import warnings
+    design is rank deficient (the hyperplanes are then not identified).
 
+    One pass over row blocks (:func:`design_summary`): the memory it needs is a
+    few blocks and ``(p, p)`` matrices, never a copy of the design.
+    """
     from statsmodels.tools.sm_exceptions import CollinearityWarning
 
     nobs, n_cols = exog.shape
@@ -195,10 +201,9 @@ def check_design(exog: np.ndarray, names: list[str], k: int) -> None:
             "there are no observations (after dropping missing values, if "
             "missing='drop')"
         )
-
-    bad = ~np.isfinite(exog)
-    if bad.any():
-        counts = bad.sum(axis=0)
+    summary = design_summary(exog)
+    counts = summary.n_not_finite
+    if counts.any():
         listed = ", ".join(
             f"{names[j]!r} ({counts[j]} rows)" for j in np.flatnonzero(counts)
         )
@@ -213,9 +218,10 @@ def check_design(exog: np.ndarray, names: list[str], k: int) -> None:
             f"the model has k * p = {k} * {n_cols} = {n_params} parameters but only "
             f"{nobs} observations; use a smaller k or fewer columns"
         )
-    dependent, partners = _dependent_columns(exog)
+    dependent, partners = _dependent_columns(summary)
     if dependent:
-        constant = [j for j in dependent if np.ptp(exog[:, j]) == 0]
+        varying = summary.maximum > summary.minimum
+        constant = [j for j in dependent if not varying[j]]
         other = sorted(set(dependent + partners) - set(constant))
         parts = []
         if constant:
@@ -237,22 +243,108 @@ def check_design(exog: np.ndarray, names: list[str], k: int) -> None:
         )
 
 
-def _dependent_columns(exog: np.ndarray) -> tuple[list[int], list[int]]:
+# Rows per block of the design checks: about 1 MiB of float64 (the checks hold a
+# few blocks at a time), and at least 4 p rows so that stacking the running
+# (p, p) triangle on each block adds at most a quarter to the QR's work.
+_CHECK_BLOCK_BYTES = 2**20
+
+
+def row_blocks(nobs: int, n_cols: int) -> list[slice]:
+    """Row slices of about ``_CHECK_BLOCK_BYTES`` of float64 each."""
+    rows = max(256, 4 * n_cols, _CHECK_BLOCK_BYTES // (8 * max(n_cols, 1)))
+    return [slice(start, min(start + rows, nobs)) for start in range(0, nobs, rows)]
+
+
+def _float_blocks(values):
+    """``values`` (an array or a numeric DataFrame) as float64 row blocks: views
+    of a float64 array, block-sized copies otherwise."""
+    nobs, n_cols = values.shape
+    for rows in row_blocks(nobs, n_cols):
+        if hasattr(values, "iloc"):
+            yield values.iloc[rows].to_numpy(dtype=float)
+        else:
+            yield np.asarray(values[rows], dtype=float)
+
+
+@dataclass(frozen=True)
+class DesignSummary:
+    """What the design checks need from the rows, gathered block by block.
+
+    ``r`` is the triangular factor of a QR decomposition of the whole design,
+    ``X = Q R`` (``None`` when some entry is not finite): ``X'X = R'R``, the
+    column norms of ``X`` are those of ``R`` and least-squares problems on
+    columns of ``X`` have the same solutions on the columns of ``R``.
+    """
+
+    n_not_finite: np.ndarray
+    minimum: np.ndarray
+    maximum: np.ndarray
+    r: np.ndarray | None
+
+
+def design_summary(exog) -> DesignSummary:
+    r"""Non-finite counts, column extremes and the R factor of ``exog`` in one
+    pass over row blocks.
+
+    Notes
+    -----
+    R is accumulated as a tall-skinny QR: with :math:`R_b` the factor of the
+    first ``b`` blocks, :math:`R_{b+1}` is the factor of :math:`[R_b; X_{b+1}]`
+    (both have the same Gram matrix as the rows so far, and Householder QR is
+    backward stable column by column). Unlike the Gram matrix :math:`X'X`,
+    whose eigenvalues square the condition number, R keeps the singular values
+    of X to rounding, so the rank criterion of :func:`_dependent_columns`
+    (a ratio of :math:`10^{-9}`) can be decided exactly as on the whole design.
+    """
+    from scipy.linalg import qr
+
+    n_cols = exog.shape[1]
+    counts = np.zeros(n_cols, dtype=np.intp)
+    minimum = np.full(n_cols, np.inf)
+    maximum = np.full(n_cols, -np.inf)
+    r = np.zeros((0, n_cols))
+    for block in _float_blocks(exog):
+        finite = np.isfinite(block)
+        if not finite.all():
+            counts += block.shape[0] - np.count_nonzero(finite, axis=0)
+            r = None
+        if r is None:  # non-finite rows: only the counts matter now
+            continue
+        np.minimum(minimum, block.min(axis=0), out=minimum)
+        np.maximum(maximum, block.max(axis=0), out=maximum)
+        # one Fortran-ordered buffer that LAPACK may overwrite: no further copy
+        stacked = np.empty((r.shape[0] + block.shape[0], n_cols), order="F")
+        stacked[: r.shape[0]] = r
+        stacked[r.shape[0] :] = block
+        # mode="raw" returns the (min(m, p), p) triangle; mode="r" would
+        # return a full (m, p) R, mostly zeros
+        _, r = qr(stacked, mode="raw", overwrite_a=True, check_finite=False)
+    return DesignSummary(counts, minimum, maximum, r)
+
+
+def _dependent_columns(summary: DesignSummary) -> tuple[list[int], list[int]]:
     """Columns that QR with column pivoting finds to be linearly dependent on the
     others (after scaling each column to unit norm), and the non-constant columns
-    they are combinations of."""
+    they are combinations of.
+
+    The pivoted QR runs on the ``(p, p)`` factor ``R D^{-1}`` of the scaled
+    design ``X D^{-1} = Q R D^{-1}``: the orthogonal ``Q`` changes neither the
+    column norms that choose the pivots nor the diagonal they produce, nor the
+    least-squares coefficients that name the partners.
+    """
     from scipy.linalg import lstsq, qr
 
-    norms = np.linalg.norm(exog, axis=0)
-    zero = np.flatnonzero(norms == 0)
-    scaled = exog / np.where(norms == 0, 1.0, norms)
+    zero = np.flatnonzero((summary.minimum == 0) & (summary.maximum == 0))
+    norms = np.linalg.norm(summary.r, axis=0)
+    scaled = summary.r / np.where(norms == 0, 1.0, norms)
+    scaled[:, zero] = 0.0
     _, r, pivots = qr(scaled, mode="economic", pivoting=True)
     diag = np.abs(np.diag(r))
     rank = int(np.sum(diag > 1e-9 * diag[0])) if diag.size else 0
     dependent = sorted(set(pivots[rank:].tolist()) | set(zero.tolist()))
     partners: set[int] = set()
     basis = pivots[:rank]
-    varying = np.ptp(exog, axis=0) > 0
+    varying = summary.maximum > summary.minimum
     for j in dependent:
         if not varying[j] or rank == 0:
             continue
@@ -268,7 +360,11 @@ def _dependent_columns(exog: np.ndarray) -> tuple[list[int], list[int]]:
 def precheck_data(endog, exog, missing: str) -> None:
     """Checks that must run before statsmodels' data handling, whose own errors do
     not name the column: non-numeric features, and NaN or infinite values that the
-    ``missing`` option will not drop (statsmodels drops NaN only)."""
+    ``missing`` option will not drop (statsmodels drops NaN only).
+
+    The values are read by row blocks: no copy of the design is made, and the
+    column names are worked out only for an error message.
+    """
     import pandas as pd
 
     if isinstance(exog, pd.DataFrame):
@@ -283,14 +379,16 @@ def precheck_data(endog, exog, missing: str) -> None:
                 f"exog columns {text} are not numeric; encode them first (with a "
                 "formula, C(column) one-hot encodes a categorical)"
             )
-        values = exog.to_numpy(dtype=float)
+        values = exog
     else:
         values = np.asarray(exog)
         if values.dtype.kind not in "biuf":
             raise ValueError(f"exog must be numeric, got dtype {values.dtype}")
-        values = values.astype(float).reshape(values.shape[0], -1)
+        values = values.reshape(values.shape[0], -1)
+        names = None
+    bad = _count_not_kept(values, missing)
+    if bad.any() and names is None:
         names = _array_column_names(values)
-    bad = _not_kept(values, missing).sum(axis=0)
     _raise_if_bad("exog", {names[j]: int(bad[j]) for j in np.flatnonzero(bad)}, missing)
     if missing != "drop":
         y = pd.Series(np.asarray(endog).ravel()) if np.ndim(endog) <= 1 else None
@@ -304,10 +402,16 @@ def precheck_data(endog, exog, missing: str) -> None:
 def _array_column_names(values: np.ndarray) -> list[str]:
     """statsmodels' names for array columns: ``const`` for a constant column,
     ``x1, x2, ...`` for the others (ignoring non-finite entries)."""
-    finite = np.where(np.isfinite(values), values, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        constant = np.nanmin(finite, axis=0) == np.nanmax(finite, axis=0)
+    low = np.full(values.shape[1], np.nan)
+    high = low.copy()
+    for block in _float_blocks(values):
+        finite = np.where(np.isfinite(block), block, np.nan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+            # fmin / fmax skip the NaN of a block whose column has no finite value
+            low = np.fmin(low, np.nanmin(finite, axis=0))
+            high = np.fmax(high, np.nanmax(finite, axis=0))
+    constant = low == high
     names, counter = [], 0
     for is_constant in constant:
         if is_constant:
@@ -316,6 +420,32 @@ def _array_column_names(values: np.ndarray) -> list[str]:
             counter += 1
             names.append(f"x{counter}")
     return names
+
+
+def statsmodels_exog_names(exog: np.ndarray) -> list[str]:
+    """The names statsmodels gives the columns of an unnamed array design
+    (``statsmodels.base.data._make_exog_names``): ``const`` for the first
+    column of zero variance, ``x1, x2, ...`` for the others.
+
+    statsmodels decides on ``exog.var(0)``, which builds an ``(n, p)`` array of
+    deviations; here the deviations from the same mean (numpy's own column
+    reduction, so the same rounding) are squared and summed block by block.
+    A variance is exactly zero when every squared deviation is, so the decision
+    is the same (but for sums of subnormal squares).
+    """
+    nobs, n_cols = exog.shape
+    mean = exog.mean(axis=0)
+    squares = np.zeros(n_cols)
+    for block in _float_blocks(exog):
+        deviation = block - mean
+        deviation *= deviation
+        squares += deviation.sum(axis=0)
+    variance = squares / max(nobs, 1)
+    if (variance == 0).any():
+        names = [f"x{i:d}" for i in range(1, n_cols)]
+        names.insert(int(variance.argmin()), "const")
+        return names
+    return [f"x{i:d}" for i in range(1, n_cols + 1)]
 
 
 def precheck_formula_data(formula: str, data, missing: str) -> None:
@@ -333,21 +463,26 @@ def precheck_formula_data(formula: str, data, missing: str) -> None:
         if re.search(rf"(?<![\w.]){re.escape(str(c))}(?![\w.])", formula)
     ]
     numeric = [c for c in used if pd.api.types.is_numeric_dtype(data[c].dtype)]
-    values = data[numeric].to_numpy(dtype=float)
     counts = {}
     if missing != "drop":
         text = [c for c in used if c not in numeric]
         counts = {c: int(data[c].isna().sum()) for c in text if data[c].isna().any()}
-    bad = _not_kept(values, missing).sum(axis=0)
+    bad = _count_not_kept(data[numeric], missing)
     counts.update({numeric[j]: int(n) for j, n in enumerate(bad) if n})
     _raise_if_bad("the data", counts, missing)
 
 
-def _not_kept(values: np.ndarray, missing: str) -> np.ndarray:
-    """Entries that ``missing`` will not drop: NaN or inf, or only inf when
-    ``missing='drop'`` (statsmodels drops NaN rows only)."""
-    infinite = np.isinf(values)
-    return infinite if missing == "drop" else infinite | np.isnan(values)
+def _count_not_kept(values, missing: str) -> np.ndarray:
+    """Per column, the entries that ``missing`` will not drop: NaN or inf, or
+    only inf when ``missing='drop'`` (statsmodels drops NaN rows only)."""
+    counts = np.zeros(values.shape[1], dtype=np.intp)
+    for block in _float_blocks(values):
+        kept = np.isfinite(block)
+        if missing == "drop":
+            kept |= np.isnan(block)
+        if not kept.all():
+            counts += block.shape[0] - np.count_nonzero(kept, axis=0)
+    return counts
 
 
 def _raise_if_bad(where: str, counts: dict, missing: str) -> None:

@@ -30,6 +30,7 @@ from ._validation import (
     precheck_formula_data,
     prepare_endog,
     resolve_inside,
+    statsmodels_exog_names,
 )
 
 __all__ = ["PolyhedralMixtureLogit", "auto_chunksize", "predict_rows"]
@@ -213,12 +214,21 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             # a formula's string outcome came as indicator columns: one name now
             self.data.ynames = yname
         self.outcome_mapping = prepared_mapping or mapping
+        if (
+            isinstance(self.data.orig_exog, np.ndarray)
+            and self.data.orig_exog.dtype.names is None
+        ):
+            # statsmodels would name the columns from exog.var(0), an (n, p)
+            # temporary; the same names, computed by row blocks
+            self.data.xnames = statsmodels_exog_names(self.exog)
         check_design(self.exog, list(self.exog_names), k)
         self.inside = inside
         self._inside_code = resolve_inside(inside, mapping)
         # +1 for the class inside the polyhedron, -1 outside
         sign = 1.0 if self._inside_code == 1 else -1.0
-        self._y_inside = sign * (2.0 * y01 - 1.0)
+        self._y_inside = 2.0 * y01
+        self._y_inside -= 1.0  # in place: one outcome-sized array, not three
+        self._y_inside *= sign
         self.nobs = self.exog.shape[0]
         self.k_vars = self.exog.shape[1]
         self.nparams = self.k * self.k_vars
