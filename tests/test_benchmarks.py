@@ -113,3 +113,21 @@ def test_coverage_quick(tmp_path):
         assert np.allclose(table[column] * 5, np.round(table[column] * 5))
     assert (table["se_ratio_oim"] > 0).all()
     assert "| K | gamma | d | N |" in (tmp_path / "coverage_quick.md").read_text()
+
+
+def test_table1_rules_quick(data_dir, tmp_path):
+    pytest.importorskip("sklearn", reason="the Table 1 benchmark needs [bench]")
+    args = ["--quick", "--data-dir", str(data_dir), "--output", str(tmp_path)]
+    _run("table1_rules.py", *args, "--cache-dir", str(tmp_path / "cache"))
+    summary = pd.read_csv(tmp_path / "table1_rules_quick.csv")
+    # Logit and 20 rules on heart; a rule's accuracy is a share of rows
+    assert len(summary) == 21 and set(summary["dataset"]) == {"heart"}
+    assert summary["accuracy"].between(50, 100).all()
+    logit = summary.set_index("rule").loc["logit"]
+    assert logit["minus_logit"] == 0
+    # a second run reads every fold from the cache instead of refitting
+    cache = sorted((tmp_path / "cache").iterdir())
+    assert [path.name for path in cache] == ["heart_0_0.pkl", "heart_0_1.pkl"]
+    written = [path.stat().st_mtime_ns for path in cache]
+    _run("table1_rules.py", *args, "--cache-dir", str(tmp_path / "cache"))
+    assert [path.stat().st_mtime_ns for path in cache] == written

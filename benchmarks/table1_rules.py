@@ -1,0 +1,332 @@
+"""Replay inner-selection rules of ``table1.py`` on stored scores.
+
+What it measures
+    For every outer fold of the Table 1 protocol, the per-row validation scores
+    (0/1 accuracy and log-likelihood) of every PLUME setting of ``table1.GRIDS``
+    under 3- and 5-fold inner cross-validation, and the outer test accuracy of
+    every setting refitted on the whole outer training fold. A selection rule is
+    then a function from the inner scores to a setting, and its nested accuracy
+    is read off the stored outer scores: twenty rules cost one pass of fits.
+    This is how ``table1.py``'s default (5 inner folds, best mean validation
+    log-likelihood) was chosen; the table says what the alternatives score.
+
+How
+    Outer splits, fold designs, seeds and fits are ``table1.py``'s own (same
+    functions), so the default rule's figures equal ``table1.py``'s plume-newton
+    column on the same repeats. Rules: ``best-<c>/<f>``, the best mean score
+    ``c`` (``acc`` or ``ll``) over ``f`` inner folds; ``1se<z>-<c>/<f>``, the
+    smallest K whose best setting is within ``z`` standard errors of the overall
+    best on ``c``, then that K's best; ``1se<z>-<c1>,<c2>/<f>``, K by ``c1``, the
+    rest by ``c2``.
+
+Usage
+    python benchmarks/table1_rules.py --jobs 2             # heart, pima, ionosphere
+    python benchmarks/table1_rules.py --quick              # smoke test, seconds
+
+The scores of each outer fold are cached in ``--cache-dir`` (one pickle per
+fold), so an interrupted run resumes and new rules cost no refits. Writes
+``table1_rules.md`` and ``table1_rules.csv`` to ``--output``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+from multiprocessing import Pool
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import table1 as t1
+from _datasets import DEFAULT_DATA_DIR
+from _table1_fits import (
+    TIE_TOLERANCE,
+    FitContext,
+    attempt,
+    candidates,
+    correct,
+    fit_family,
+    fit_logit,
+    log_likelihood_rows,
+)
+from sklearn.model_selection import StratifiedKFold
+from threadpoolctl import threadpool_limits
+
+INNER_FOLDS = (3, 5)
+CRITERIA = {"acc": 0, "ll": 1}  # index into the stored (accuracy, log-lik) pair
+DEFAULT_CACHE = Path.home() / ".cache" / "plumestats-bench" / "table1_rules"
+
+
+# ------------------------------------------------------------------ scores
+def fold_scores(task: tuple) -> dict:
+    """Inner per-row scores and outer test scores of every PLUME setting."""
+    name, repeat, fold, data_dir, grids, n_init = task
+    features, y, categorical = t1.dataset(name, data_dir)
+    train, test = t1.outer_split(y, t1.DEFAULT_FOLDS, repeat, fold, seed=0)
+    outer, _ = t1.make_split(features, y, categorical, train, test)
+    context = FitContext(mstep=t1.SELECTION_MSTEP, seed=0, n_init=n_init)
+    settings = candidates("plume", grids)
+
+    def scored(split, setting) -> tuple[np.ndarray, np.ndarray]:
+        outcome = attempt(
+            lambda: fit_family("plume", split.train, split.y_train, setting, context)
+        )
+        if outcome.fitted is None:  # a failed fit loses on every criterion
+            worst = np.full(split.y_test.size, -np.inf)
+            return worst, worst
+        predicted = outcome.fitted.predict(split.test)
+        return correct(split.y_test, predicted), log_likelihood_rows(
+            split.y_test, predicted
+        )
+
+    inner = {}
+    for n_folds in INNER_FOLDS:
+        # table1's inner seed for this fold (``fold_seed``)
+        splitter = StratifiedKFold(
+            n_folds, shuffle=True, random_state=1000 * repeat + fold
+        )
+        splits = [
+            t1.make_split(features, y, categorical, train[a], train[b])[0]
+            for a, b in splitter.split(np.zeros(len(train)), y[train])
+        ]
+        pairs = {s: [scored(split, s) for split in splits] for s in settings}
+        inner[n_folds] = tuple(
+            {s: np.concatenate([p[i] for p in pairs[s]]) for s in settings}
+            for i in (0, 1)
+        )
+    outer_scores = {s: scored(outer, s)[0] for s in settings}
+    logit = fit_logit(outer.train, outer.y_train)
+    return {
+        "n_init": n_init,
+        "settings": settings,
+        "inner": inner,
+        "outer": outer_scores,
+        "logit": correct(outer.y_test, logit.predict(outer.test)),
+    }
+
+
+def cached_scores(task: tuple, cache_dir: Path) -> str:
+    """Compute (or find) one fold's scores; returns a progress line."""
+    name, repeat, fold, _, grids, n_init = task
+    path = cache_dir / f"{name}_{repeat}_{fold}.pkl"
+    if path.exists():
+        with open(path, "rb") as handle:
+            stored = pickle.load(handle)
+        same_grid = stored["settings"] == candidates("plume", grids)
+        if same_grid and stored.get("n_init") == n_init:
+            return f"{path.name}: cached"
+    start = time.perf_counter()
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scores = fold_scores(task)
+    with open(path, "wb") as handle:
+        pickle.dump(scores, handle)
+    return f"{path.name}: {time.perf_counter() - start:.0f} s"
+
+
+# ------------------------------------------------------------------ rules
+def best_of(means: dict, settings: list):
+    """The best mean; ties go to the simplest setting (``tie_key``)."""
+    top = max(means[s] for s in settings)
+    tied = [s for s in settings if means[s] >= top - TIE_TOLERANCE]
+    return min(tied, key=lambda s: s.tie_key())
+
+
+def choose(size_scores: dict, within_scores: dict, z: float | None):
+    """K by ``z`` standard errors on ``size_scores`` (``z=None``: the best K),
+    then that K's best setting on ``within_scores``."""
+    size_means = {s: float(np.mean(v)) for s, v in size_scores.items()}
+    within_means = {s: float(np.mean(v)) for s, v in within_scores.items()}
+    best = best_of(size_means, list(size_scores))
+    chosen_k = best.k
+    if z is not None:
+        for k in sorted({s.k for s in size_scores}):
+            candidate = best_of(size_means, [s for s in size_scores if s.k == k])
+            difference = size_scores[best] - size_scores[candidate]
+            if not np.all(np.isfinite(difference)):
+                continue
+            se = np.std(difference, ddof=1) / np.sqrt(difference.size)
+            if np.mean(difference) <= z * se + TIE_TOLERANCE:
+                chosen_k = k
+                break
+    return best_of(within_means, [s for s in within_scores if s.k == chosen_k])
+
+
+def rules() -> dict[str, Callable[[dict], object]]:
+    """Rule name -> function of one fold's stored scores."""
+    table: dict[str, Callable[[dict], object]] = {}
+
+    def rule(n_folds, size, within, z):
+        def apply(scores):
+            inner = scores["inner"][n_folds]
+            return choose(inner[CRITERIA[size]], inner[CRITERIA[within]], z)
+
+        return apply
+
+    for n_folds in INNER_FOLDS:
+        for c in CRITERIA:
+            table[f"best-{c}/{n_folds}"] = rule(n_folds, c, c, None)
+        for z in (1, 2):
+            for size in CRITERIA:
+                for within in CRITERIA:
+                    label = size if size == within else f"{size},{within}"
+                    table[f"1se{z}-{label}/{n_folds}"] = rule(n_folds, size, within, z)
+    return table
+
+
+def replay(cache_dir: Path, tasks: list[tuple]) -> pd.DataFrame:
+    """Outer accuracy per dataset, repeat and rule (Logit included)."""
+    records = []
+    for name, repeat, fold, *_ in tasks:
+        with open(cache_dir / f"{name}_{repeat}_{fold}.pkl", "rb") as handle:
+            scores = pickle.load(handle)
+        base = {"dataset": name, "repeat": repeat, "n": scores["logit"].size}
+        records.append({**base, "rule": "logit", "correct": scores["logit"].sum()})
+        for label, apply in rules().items():
+            chosen = apply(scores)
+            records.append(
+                {
+                    **base,
+                    "rule": label,
+                    "correct": scores["outer"][chosen].sum(),
+                    "k": chosen.k,
+                }
+            )
+    frame = pd.DataFrame(records)
+    per_repeat = frame.groupby(["dataset", "rule", "repeat"]).agg(
+        correct=("correct", "sum"), n=("n", "sum"), k=("k", "mean")
+    )
+    per_repeat["accuracy"] = 100 * per_repeat["correct"] / per_repeat["n"]
+    summary = per_repeat.groupby(["dataset", "rule"]).agg(
+        accuracy=("accuracy", "mean"),
+        sd=("accuracy", "std"),
+        mean_k=("k", "mean"),
+        repeats=("accuracy", "size"),
+    )
+    logit = summary.xs("logit", level="rule")["accuracy"]
+    summary["minus_logit"] = (
+        summary["accuracy"]
+        - logit.reindex(summary.index.get_level_values("dataset")).to_numpy()
+    )
+    return summary.reset_index()
+
+
+# ------------------------------------------------------------------ report
+def report(
+    summary: pd.DataFrame, command: str, seconds: float, n_init: int, n_folds: int
+) -> str:
+    """The Markdown report: one row per rule, one column pair per dataset."""
+    wide = summary.pivot(
+        index="rule", columns="dataset", values=["accuracy", "minus_logit"]
+    )
+    datasets = sorted(summary["dataset"].unique())
+    repeats = summary.groupby("dataset")["repeats"].max().to_dict()
+    lines = [
+        "# Table 1: inner-selection rules replayed on stored scores",
+        "",
+        f"- date: {time.strftime('%Y-%m-%dT%H:%M:%S%z')}; command: `{command}`; "
+        f"run time {seconds / 60:.1f} min",
+        f"- outer: stratified 10-fold CV ({n_folds} of the 10 folds), repeats "
+        + ", ".join(f"{d} {repeats[d]}" for d in datasets)
+        + "; grids, designs, seeds and fits as `table1.py` (PLUME, Newton M-step, "
+        f"{n_init} k-means start(s) at K >= 2)",
+        "- a rule's accuracy: mean over repeats of the outer accuracy of the "
+        "setting it picks on each fold; *- Logit*: minus statsmodels' Logit on the "
+        "same folds, in points",
+        "",
+        "| rule | " + " | ".join(f"{d} % | {d} - Logit" for d in datasets) + " |",
+        "|---|" + "---|---|" * len(datasets),
+    ]
+    order = wide["minus_logit"].min(axis=1).sort_values(ascending=False).index
+    for rule in order:
+        accuracy, minus_logit = wide["accuracy"], wide["minus_logit"]
+        cells = [
+            f"{accuracy.loc[rule, d]:.2f} | {minus_logit.loc[rule, d]:+.2f}"
+            for d in datasets
+        ]
+        lines.append(f"| {rule} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument(
+        "--datasets", nargs="+", default=["heart", "pima", "ionosphere"]
+    )
+    parser.add_argument(
+        "--repeats",
+        nargs="+",
+        default=["3"],
+        help="outer repeats: N for every dataset, and/or NAME=N for one "
+        "(e.g. 3 ionosphere=2); default 3",
+    )
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--output", type=Path, default=t1.RESULTS_DIR)
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke test: heart, 1 repeat, 2 outer folds, K in (1, 2), one gamma "
+        "and alpha, one start",
+    )
+    return parser.parse_args(argv)
+
+
+def repeats_per_dataset(values: list[str], datasets: list[str]) -> dict[str, int]:
+    """``["3", "ionosphere=2"]`` -> ``{"heart": 3, ..., "ionosphere": 2}``."""
+    default, named = 3, {}
+    for value in values:
+        name, _, count = value.rpartition("=")
+        if name:
+            named[name] = int(count)
+        else:
+            default = int(count)
+    return {name: named.get(name, default) for name in datasets}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    start = time.perf_counter()
+    grids, n_init, folds = t1.GRIDS, t1.DEFAULT_N_INIT, range(t1.DEFAULT_FOLDS)
+    if args.quick:
+        grids = replace(t1.QUICK_GRIDS, alphas=(1e-3, 1e-2))
+        n_init, folds, args.datasets, args.repeats = 1, range(2), ["heart"], ["1"]
+    repeats = repeats_per_dataset(args.repeats, args.datasets)
+    args.cache_dir.mkdir(parents=True, exist_ok=True)
+    args.output.mkdir(parents=True, exist_ok=True)
+    tasks = [
+        (name, repeat, fold, args.data_dir, grids, n_init)
+        for name in args.datasets
+        for repeat in range(repeats[name])
+        for fold in folds
+    ]
+    with Pool(args.jobs) as pool:
+        work = pool.imap_unordered(
+            partial(cached_scores, cache_dir=args.cache_dir), tasks
+        )
+        for number, line in enumerate(work, 1):
+            print(f"[{number}/{len(tasks)}] {line}", file=sys.stderr, flush=True)
+    summary = replay(args.cache_dir, tasks)
+    stem = "table1_rules_quick" if args.quick else "table1_rules"
+    summary.to_csv(args.output / f"{stem}.csv", index=False)
+    command = "python benchmarks/table1_rules.py " + " ".join(argv or sys.argv[1:])
+    (args.output / f"{stem}.md").write_text(
+        report(
+            summary, command.strip(), time.perf_counter() - start, n_init, len(folds)
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
