@@ -14,10 +14,14 @@ pima, one repeat, 3 outer folds, reduced grids; about a minute) and writes
 Arguments, if given, are passed on to the benchmark as they are, e.g.
 ``python examples/table1.py --quick --datasets heart --no-timing --output /tmp``.
 
-The full table, as published in ``benchmarks/results/table1.md`` (about 25
-minutes on two cores)::
+The table published in ``benchmarks/results/table1.md`` (the four small
+datasets, 3 repeats: 45 minutes on two cores)::
 
-    python benchmarks/table1.py --repeats 5 --adult-repeats 1 --jobs 2
+    python benchmarks/table1.py --repeats 3 --jobs 2 \\
+        --datasets ionosphere heart ilpd pima
+
+and with adult (one repeat) it is ``--repeats 3 --jobs 2`` alone (about two
+hours with the 5-fold inner selection).
 
 See ``python benchmarks/table1.py --help`` for every option.
 """
