@@ -370,40 +370,56 @@ def search_order(settings: list[Setting], warm_start: bool) -> list[Setting]:
     return sorted(settings, key=lambda s: (*map(str, s.warm_group()), -s.alpha))
 
 
-def choose(scores: dict[Setting, np.ndarray], rule: str = "one-se") -> Setting:
+def best_of(means: dict[Setting, float], settings: list[Setting]) -> Setting:
+    """The best mean of ``settings``; ties (within 1e-12) go to the simplest
+    (``tie_key``)."""
+    top = max(means[s] for s in settings)
+    tied = [s for s in settings if means[s] >= top - TIE_TOLERANCE]
+    return min(tied, key=lambda s: s.tie_key())
+
+
+def choose(
+    scores: dict[Setting, np.ndarray],
+    rule: str = "one-se",
+    within: dict[Setting, np.ndarray] | None = None,
+    n_se: float = 1.0,
+) -> Setting:
     """The chosen setting from each setting's per-row validation scores (pooled
     over the inner folds, rows in the same order for every setting).
 
     ``rule="best"``: the best mean score, ties broken by ``tie_key``.
     ``rule="one-se"`` (Breiman's one-standard-error rule, applied to the model
     size K of PLUME and SPLA1): the smallest K whose best setting scores within
-    one standard error of the overall best, the standard error being that of the
-    paired per-row difference; then that K's best setting. With three inner folds
-    the best mean is an optimistic, noisy pick among dozens of settings: a larger
-    K has to beat a smaller one by more than the noise. The penalty, gamma and
-    the inside class are chosen on the mean alone (preferring the larger penalty
-    there too cost accuracy: on ilpd it picked alpha = 0.01 at K = 1, 2 points
-    below Logit). Settings without a K (SVM, CART) always use ``"best"``.
+    ``n_se`` standard errors of the overall best, the standard error being that
+    of the paired per-row difference; then that K's best setting. The best mean
+    is an optimistic, noisy pick among dozens of settings: a larger K has to
+    beat a smaller one by more than the noise. Settings without a K (SVM, CART)
+    always use ``"best"``.
+
+    ``within`` (default: ``scores``) are the scores that choose among the
+    settings of the chosen K (penalty, gamma, inside class), so that K and the
+    rest can be chosen on different criteria (``table1_rules.py`` compares such
+    rules).
     """
+    within = scores if within is None else within
     means = {setting: float(np.mean(values)) for setting, values in scores.items()}
-
-    def best_of(settings) -> Setting:
-        top = max(means[s] for s in settings)
-        tied = [s for s in settings if means[s] >= top - TIE_TOLERANCE]
-        return min(tied, key=lambda s: s.tie_key())
-
-    best = best_of(list(scores))
-    if rule == "best" or not hasattr(best, "k"):
+    best = best_of(means, list(scores))
+    if not hasattr(best, "k"):
         return best
-    for size in sorted({setting.k for setting in scores}):
-        candidate = best_of([s for s in scores if s.k == size])
-        difference = scores[best] - scores[candidate]
-        if not np.all(np.isfinite(difference)):
-            continue
-        spread = np.std(difference, ddof=1) if difference.size > 1 else 0.0
-        if np.mean(difference) <= spread / np.sqrt(difference.size) + TIE_TOLERANCE:
-            return candidate
-    return best
+    size = best.k
+    if rule == "one-se":
+        for k in sorted({setting.k for setting in scores}):
+            candidate = best_of(means, [s for s in scores if s.k == k])
+            difference = scores[best] - scores[candidate]
+            if not np.all(np.isfinite(difference)):
+                continue
+            spread = np.std(difference, ddof=1) if difference.size > 1 else 0.0
+            se = spread / np.sqrt(difference.size)
+            if np.mean(difference) <= n_se * se + TIE_TOLERANCE:
+                size = k
+                break
+    within_means = {s: float(np.mean(v)) for s, v in within.items()}
+    return best_of(within_means, [s for s in within if s.k == size])
 
 
 def select(

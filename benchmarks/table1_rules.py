@@ -46,10 +46,10 @@ import pandas as pd
 import table1 as t1
 from _datasets import DEFAULT_DATA_DIR
 from _table1_fits import (
-    TIE_TOLERANCE,
     FitContext,
     attempt,
     candidates,
+    choose,
     correct,
     fit_family,
     fit_logit,
@@ -131,33 +131,6 @@ def cached_scores(task: tuple, cache_dir: Path) -> str:
 
 
 # ------------------------------------------------------------------ rules
-def best_of(means: dict, settings: list):
-    """The best mean; ties go to the simplest setting (``tie_key``)."""
-    top = max(means[s] for s in settings)
-    tied = [s for s in settings if means[s] >= top - TIE_TOLERANCE]
-    return min(tied, key=lambda s: s.tie_key())
-
-
-def choose(size_scores: dict, within_scores: dict, z: float | None):
-    """K by ``z`` standard errors on ``size_scores`` (``z=None``: the best K),
-    then that K's best setting on ``within_scores``."""
-    size_means = {s: float(np.mean(v)) for s, v in size_scores.items()}
-    within_means = {s: float(np.mean(v)) for s, v in within_scores.items()}
-    best = best_of(size_means, list(size_scores))
-    chosen_k = best.k
-    if z is not None:
-        for k in sorted({s.k for s in size_scores}):
-            candidate = best_of(size_means, [s for s in size_scores if s.k == k])
-            difference = size_scores[best] - size_scores[candidate]
-            if not np.all(np.isfinite(difference)):
-                continue
-            se = np.std(difference, ddof=1) / np.sqrt(difference.size)
-            if np.mean(difference) <= z * se + TIE_TOLERANCE:
-                chosen_k = k
-                break
-    return best_of(within_means, [s for s in within_scores if s.k == chosen_k])
-
-
 def rules() -> dict[str, Callable[[dict], object]]:
     """Rule name -> function of one fold's stored scores."""
     table: dict[str, Callable[[dict], object]] = {}
@@ -165,7 +138,10 @@ def rules() -> dict[str, Callable[[dict], object]]:
     def rule(n_folds, size, within, z):
         def apply(scores):
             inner = scores["inner"][n_folds]
-            return choose(inner[CRITERIA[size]], inner[CRITERIA[within]], z)
+            rule = "best" if z is None else "one-se"
+            return choose(
+                inner[CRITERIA[size]], rule, inner[CRITERIA[within]], n_se=z or 1.0
+            )
 
         return apply
 
