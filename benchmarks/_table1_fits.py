@@ -378,6 +378,17 @@ def best_of(means: dict[Setting, float], settings: list[Setting]) -> Setting:
     return min(tied, key=lambda s: s.tie_key())
 
 
+def within_n_se(best: np.ndarray, other: np.ndarray, n_se: float) -> bool:
+    """Whether ``best``'s per-row scores beat ``other``'s by at most ``n_se``
+    standard errors of their paired difference (False when either failed)."""
+    difference = best - other
+    if not np.all(np.isfinite(difference)):
+        return False
+    spread = np.std(difference, ddof=1) if difference.size > 1 else 0.0
+    se = spread / np.sqrt(difference.size)
+    return bool(np.mean(difference) <= n_se * se + TIE_TOLERANCE)
+
+
 def choose(
     scores: dict[Setting, np.ndarray],
     rule: str = "one-se",
@@ -393,8 +404,13 @@ def choose(
     ``n_se`` standard errors of the overall best, the standard error being that
     of the paired per-row difference; then that K's best setting. The best mean
     is an optimistic, noisy pick among dozens of settings: a larger K has to
-    beat a smaller one by more than the noise. Settings without a K (SVM, CART)
-    always use ``"best"``.
+    beat a smaller one by more than the noise.
+    ``rule="gate"``: the best setting, unless it is a polyhedron (K >= 2) that
+    beats the best K = 1 setting (logistic regression) by no more than ``n_se``
+    standard errors of the paired per-row difference; then K = 1's best. Unlike
+    ``"one-se"`` it does not trade a larger K for a smaller K >= 2: it only asks
+    whether a polyhedron beats the simpler model at all.
+    Settings without a K (SVM, CART) always use ``"best"``.
 
     ``within`` (default: ``scores``) are the scores that choose among the
     settings of the chosen K (penalty, gamma, inside class), so that K and the
@@ -410,14 +426,17 @@ def choose(
     if rule == "one-se":
         for k in sorted({setting.k for setting in scores}):
             candidate = best_of(means, [s for s in scores if s.k == k])
-            difference = scores[best] - scores[candidate]
-            if not np.all(np.isfinite(difference)):
-                continue
-            spread = np.std(difference, ddof=1) if difference.size > 1 else 0.0
-            se = spread / np.sqrt(difference.size)
-            if np.mean(difference) <= n_se * se + TIE_TOLERANCE:
+            if within_n_se(scores[best], scores[candidate], n_se):
                 size = k
                 break
+    elif rule == "gate" and best.k > 1:
+        simplest = [s for s in scores if s.k == 1]
+        if simplest:
+            logistic = best_of(means, simplest)
+            if within_n_se(scores[best], scores[logistic], n_se):
+                size = 1
+    elif rule not in ("best", "gate"):
+        raise ValueError(f"rule must be 'best', 'one-se' or 'gate', not {rule!r}")
     within_means = {s: float(np.mean(v)) for s, v in within.items()}
     return best_of(within_means, [s for s in within if s.k == size])
 
@@ -448,7 +467,7 @@ def select(
     warm_start : bool
         Start each PLUME/SPLA1 fit from the estimate at the previous, larger
         alpha of the same K/gamma/inside on the same inner fold.
-    rule : {"one-se", "best"}
+    rule : {"one-se", "gate", "best"}
         How the per-row scores choose a setting (:func:`choose`).
 
     Returns

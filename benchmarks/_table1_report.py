@@ -533,6 +533,15 @@ def protocol_lines(context: RunContext) -> list[str]:
             "the inner folds; then that K's best (alpha, gamma, inside). SVM and "
             "CART take their best setting. "
             if config.rule == "one-se"
+            else (
+                "Rule `gate` (PLUME and SPLA1): the best mean score, unless the "
+                "best setting is a polyhedron (K >= 2) that beats the best K = 1 "
+                "setting (logistic regression) by no more than one standard error "
+                "of the paired per-row difference of the validation scores pooled "
+                "over the inner folds; then K = 1's best alpha. SVM and CART take "
+                "their best setting. "
+            )
+            if config.rule == "gate"
             else "Rule `best`: the best mean score. "
         )
         + "Simplest first (and ties within 1e-12): smaller K, then larger alpha, "

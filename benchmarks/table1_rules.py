@@ -6,9 +6,11 @@ What it measures
     under 3- and 5-fold inner cross-validation, and the outer test accuracy of
     every setting refitted on the whole outer training fold. A selection rule is
     then a function from the inner scores to a setting, and its nested accuracy
-    is read off the stored outer scores: twenty rules cost one pass of fits.
-    This is how ``table1.py``'s default (5 inner folds, best mean validation
-    log-likelihood) was chosen; the table says what the alternatives score.
+    is read off the stored outer scores: 28 rules cost one pass of fits.
+    This is how ``table1.py``'s default (5 inner folds, validation
+    log-likelihood, a polyhedron only when it beats logistic regression by more
+    than one standard error) was chosen; the table says what the alternatives
+    score.
 
 How
     Outer splits, fold designs, seeds and fits are ``table1.py``'s own (same
@@ -17,7 +19,9 @@ How
     ``c`` (``acc`` or ``ll``) over ``f`` inner folds; ``1se<z>-<c>/<f>``, the
     smallest K whose best setting is within ``z`` standard errors of the overall
     best on ``c``, then that K's best; ``1se<z>-<c1>,<c2>/<f>``, K by ``c1``, the
-    rest by ``c2``.
+    rest by ``c2``; ``gate<z>-<c>/<f>``, the best setting on ``c`` unless it
+    is a polyhedron (K >= 2) within ``z`` standard errors of the best K = 1
+    setting, which is then chosen (``table1.py``'s default, ``gate1-ll/5``).
 
 Usage
     python benchmarks/table1_rules.py --jobs 2             # heart, pima, ionosphere
@@ -135,24 +139,25 @@ def rules() -> dict[str, Callable[[dict], object]]:
     """Rule name -> function of one fold's stored scores."""
     table: dict[str, Callable[[dict], object]] = {}
 
-    def rule(n_folds, size, within, z):
+    def rule(n_folds, size, within, how, z=1.0):
         def apply(scores):
             inner = scores["inner"][n_folds]
-            rule = "best" if z is None else "one-se"
-            return choose(
-                inner[CRITERIA[size]], rule, inner[CRITERIA[within]], n_se=z or 1.0
-            )
+            return choose(inner[CRITERIA[size]], how, inner[CRITERIA[within]], z)
 
         return apply
 
     for n_folds in INNER_FOLDS:
         for c in CRITERIA:
-            table[f"best-{c}/{n_folds}"] = rule(n_folds, c, c, None)
+            table[f"best-{c}/{n_folds}"] = rule(n_folds, c, c, "best")
         for z in (1, 2):
             for size in CRITERIA:
                 for within in CRITERIA:
                     label = size if size == within else f"{size},{within}"
-                    table[f"1se{z}-{label}/{n_folds}"] = rule(n_folds, size, within, z)
+                    table[f"1se{z}-{label}/{n_folds}"] = rule(
+                        n_folds, size, within, "one-se", z
+                    )
+            for c in CRITERIA:
+                table[f"gate{z}-{c}/{n_folds}"] = rule(n_folds, c, c, "gate", z)
     return table
 
 

@@ -120,8 +120,8 @@ def test_table1_rules_quick(data_dir, tmp_path):
     args = ["--quick", "--data-dir", str(data_dir), "--output", str(tmp_path)]
     _run("table1_rules.py", *args, "--cache-dir", str(tmp_path / "cache"))
     summary = pd.read_csv(tmp_path / "table1_rules_quick.csv")
-    # Logit and 20 rules on heart; a rule's accuracy is a share of rows
-    assert len(summary) == 21 and set(summary["dataset"]) == {"heart"}
+    # Logit and 28 rules on heart; a rule's accuracy is a share of rows
+    assert len(summary) == 29 and set(summary["dataset"]) == {"heart"}
     assert summary["accuracy"].between(50, 100).all()
     logit = summary.set_index("rule").loc["logit"]
     assert logit["minus_logit"] == 0
@@ -131,3 +131,47 @@ def test_table1_rules_quick(data_dir, tmp_path):
     written = [path.stat().st_mtime_ns for path in cache]
     _run("table1_rules.py", *args, "--cache-dir", str(tmp_path / "cache"))
     assert [path.stat().st_mtime_ns for path in cache] == written
+
+
+def _table1_fits():
+    pytest.importorskip("sklearn", reason="the Table 1 benchmark needs [bench]")
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import _table1_fits
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return _table1_fits
+
+
+def test_table1_gate_keeps_logistic_unless_polyhedron_clearly_wins():
+    fits = _table1_fits()
+    rng = np.random.default_rng(0)
+    base = rng.normal(-0.5, 0.3, 400)  # per-row validation log-likelihoods
+    noise = rng.normal(0.0, 0.05, 400)  # paired SE of the difference ~0.0025
+    logistic = fits.PolySetting(1, 1e-3)
+    small = fits.PolySetting(2, 1e-3, 1.0, 1)
+    large = fits.PolySetting(3, 1e-3, 1.0, 1)
+
+    def scores(gain_small, gain_large):
+        return {
+            logistic: base,
+            small: base + gain_small + noise,
+            large: base + gain_large + noise[::-1],
+        }
+
+    # a polyhedron within one SE of logistic regression: K = 1 is kept
+    assert fits.choose(scores(0.0, 0.001), "gate") == logistic
+    assert fits.choose(scores(0.0, 0.001), "best") == large
+    # a clear gain: the best polyhedron, not the smallest K near it (one-se)
+    clear = scores(0.05, 0.051)
+    assert fits.choose(clear, "gate") == large
+    assert fits.choose(clear, "one-se") == small
+    # two SEs ask for more than one
+    marginal = scores(0.0, 0.004)
+    assert fits.choose(marginal, "gate", n_se=1.0) == large
+    assert fits.choose(marginal, "gate", n_se=2.0) == logistic
+    # a failed K = 1 fit (minus infinity) cannot be kept
+    failed = {**scores(0.0, 0.001), logistic: np.full(400, -np.inf)}
+    assert fits.choose(failed, "gate") == large
+    with pytest.raises(ValueError, match="rule must be"):
+        fits.choose(clear, "smallest")
