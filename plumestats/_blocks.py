@@ -198,7 +198,7 @@ def scaling_from_moments(moments: dict) -> DesignScaling:
     nobs = moments["nobs"]
     return DesignScaling.from_moments(
         first_row=moments["first"][0],
-        spread=moments["max"] - moments["min"],
+        constant=moments["max"] == moments["min"],
         mean=moments["mean"],
         std=np.sqrt(moments["m2"] / nobs),
         rms=np.sqrt(moments["sumsq"] / nobs),

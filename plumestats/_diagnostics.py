@@ -144,11 +144,15 @@ def compute_diagnostics(
     else:
         smallest, largest = -np.inf, np.inf
     condition = largest / smallest if smallest > 0 else np.inf
+    decrement = np.nan
     if smallest > 0 and np.isfinite(condition):
-        step = np.linalg.solve(neg_hess_internal, grad_internal)
-        decrement = float(grad_internal @ step)
-    else:
-        decrement = np.nan
+        try:
+            step = np.linalg.solve(neg_hess_internal, grad_internal)
+            decrement = float(grad_internal @ step)
+        except np.linalg.LinAlgError:
+            # an eigenvalue of 1e-300 is positive, but LU still finds the
+            # matrix singular: no Newton decrement to report
+            pass
     if data_sums is None:
         logprob = model.loglikeobs(params)
         n_perfect = int(np.sum(logprob > PERFECT_LOGPROB))

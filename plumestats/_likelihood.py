@@ -67,9 +67,23 @@ def linear_scores(params: np.ndarray, exog, k: int) -> np.ndarray:
     return scores
 
 
+def _row_reduce(ufunc: np.ufunc, values: np.ndarray) -> np.ndarray:
+    """``ufunc.reduce(values, axis=1, keepdims=True)`` for an ``(n, K)`` array.
+
+    Computed column by column: numpy reduces a short contiguous axis one row at
+    a time, which for K = 2 on 27,000 rows took 3 ms against 0.1 ms for one
+    elementwise ``ufunc`` of the two columns, and these reductions ran several
+    times per likelihood evaluation.
+    """
+    out = values[:, :1].copy()
+    for column in range(1, values.shape[1]):
+        ufunc(out, values[:, column : column + 1], out=out)
+    return out
+
+
 def _shifted_gate_logits(scores: np.ndarray, gamma: float) -> np.ndarray:
     """``v - max_k v`` for ``v = -gamma * scores``; always <= 0, never NaN."""
-    lowest = scores.min(axis=1, keepdims=True)
+    lowest = _row_reduce(np.minimum, scores)
     with np.errstate(over="ignore", invalid="ignore"):
         # a - min(a) can reach +inf for extreme scores; -inf is then the right gate
         # logit (that expert's gate weight is exactly zero). Ties at +-inf are 0.
@@ -83,11 +97,11 @@ def _row_logsumexp(values: np.ndarray) -> np.ndarray:
     Plain numpy: for K columns this is several times faster than
     ``scipy.special.logsumexp``, whose array-API layer dominates at this size.
     """
-    peak = values.max(axis=1, keepdims=True)
+    peak = _row_reduce(np.maximum, values)
     peak = np.where(np.isfinite(peak), peak, 0.0)
     with np.errstate(divide="ignore"):
         # a row of -inf (every term underflowed) has log-sum -inf
-        return peak + np.log(np.exp(values - peak).sum(axis=1, keepdims=True))
+        return peak + np.log(_row_reduce(np.add, np.exp(values - peak)))
 
 
 class Terms:
@@ -139,7 +153,10 @@ class Terms:
 
     @cached_property
     def curvature(self) -> np.ndarray:
-        return expit(self.scores) * expit(-self.scores)
+        # sigmoid(a) sigmoid(-a) = sigmoid(y a) sigmoid(-y a): both factors are
+        # known (exp(log_expert), |slope|) to full relative precision, which
+        # saves two logistic functions per Hessian
+        return np.exp(self.log_expert) * np.abs(self.slope)
 
     def score_weights(self, gamma: float) -> np.ndarray:
         """``dl_n / da_nk``; also the gradient of Q at ``pi = resp``."""
@@ -178,7 +195,7 @@ def compute_terms(scores: np.ndarray, y_pm: np.ndarray, gamma: float) -> Terms:
     """
     gate_logits = _shifted_gate_logits(scores, gamma)
     # the shifted logits peak at exactly 0, so no further shift is needed
-    log_gate = gate_logits - np.log(np.exp(gate_logits).sum(axis=1, keepdims=True))
+    log_gate = gate_logits - np.log(_row_reduce(np.add, np.exp(gate_logits)))
     log_expert = log_expit(y_pm[:, None] * scores)
     with np.errstate(over="ignore"):
         # two logs near -1e308 add up to -inf, which is the right answer
@@ -221,7 +238,7 @@ def gram_blocks(exog, weights: np.ndarray) -> np.ndarray:
 def gate_probabilities(scores: np.ndarray, gamma: float) -> np.ndarray:
     """``g_k = softmax_k(-gamma a_k)``, from the shifted (never overflowing) logits."""
     gate = np.exp(_shifted_gate_logits(scores, gamma))
-    return gate / gate.sum(axis=1, keepdims=True)
+    return gate / _row_reduce(np.add, gate)
 
 
 def predict_mean(scores: np.ndarray, gamma: float, sign: float = 1.0) -> np.ndarray:

@@ -134,7 +134,8 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         # What the summary and the bound need from the data is computed now and
         # kept as plain attributes: remove_data() clears every cached value.
         if data_sums is None:
-            self._radius = float(np.max(np.linalg.norm(model.exog, axis=1)))
+            exog = model.exog
+            self._radius = float(np.sqrt(np.max(np.einsum("ij,ij->i", exog, exog))))
             self._llf = model.loglike(self.params)
         else:
             self._radius, self._llf = data_sums.radius, data_sums.llf
