@@ -63,6 +63,41 @@ def test_gram_blocks_match_dense(split_design):
     np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-9)
 
 
+@pytest.mark.parametrize("pair_list", [True, False])
+def test_grams_match_dense_with_and_without_the_pair_list(
+    split_design, monkeypatch, pair_list
+):
+    # a row of the factor design has 2 indicators (3 pairs, 1.5 per nonzero):
+    # a limit of 1 sends the same design through scipy's sparse product
+    if not pair_list:
+        monkeypatch.setattr(design_module, "_MAX_PAIRS_PER_NONZERO", 1)
+    _, dense, rng = split_design
+    design = DesignMatrix(dense)
+    weights = rng.uniform(-1, 1, (dense.shape[0], 4))
+    expected = np.stack([(dense * w[:, None]).T @ dense for w in weights.T])
+    got = design.grams(weights)
+    assert (design._pairs is not None) == pair_list
+    np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-9)
+    np.testing.assert_allclose(got, got.transpose(0, 2, 1), rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(design.gram(weights[:, 2]), expected[2], rtol=1e-11)
+
+
+def test_pair_list_counts_rows_of_any_length():
+    # rows with 0, 1 and 3 nonzero indicators, some columns never nonzero
+    rng = np.random.default_rng(1)
+    indicators = (rng.random((400, 12)) < 0.12).astype(float) * rng.uniform(
+        0.5, 2.0, (400, 12)
+    )
+    indicators[:50] = 0.0
+    indicators[:, 5] = 0.0
+    dense = np.column_stack([np.ones(400), rng.standard_normal(400), indicators])
+    design = DesignMatrix(dense)
+    assert design.is_split
+    weights = rng.standard_normal((400, 2))
+    expected = np.stack([(dense * w[:, None]).T @ dense for w in weights.T])
+    np.testing.assert_allclose(design.grams(weights), expected, atol=1e-12)
+
+
 def test_dense_designs_stay_dense():
     rng = np.random.default_rng(1)
     assert not DesignMatrix(rng.standard_normal((500, 12))).is_split
