@@ -17,7 +17,7 @@ from statsmodels.tools.sm_exceptions import ConvergenceWarning
 from plumestats._cv import stratified_folds
 from plumestats._progress import Progress
 from plumestats.api import compare_lr_test, plume, select_k, simulate_polyhedron
-from plumestats.selection import SELECT_K_COLUMNS
+from plumestats.selection import SELECT_K_COLUMNS, _keep_k1_unless_beaten
 
 # select_k summarises candidates that stopped short (K above the truth) in one
 # warning; expected on these grids, every other warning is still an error
@@ -225,3 +225,49 @@ def test_string_outcome_and_inside_label(polygon):
         rtol=1e-10,
     )
     assert_array_equal(by_label.folds, by_code.folds)
+
+
+def test_n_se_rule_on_paired_held_out_scores():
+    rng = np.random.default_rng(0)
+    base = rng.normal(-0.5, 0.3, 500)
+    noise = rng.normal(0.0, 0.05, 500)  # SE of the paired difference ~0.0022
+    noise -= noise.mean()  # so that the mean gain is exactly ``gain``
+    table = pd.DataFrame({"k": [1, 2, 3], "cv_logloss": [0.5, 0.499, 0.4985]})
+
+    def chosen(gain, n_se):
+        held_out = [base, base + noise, base + gain + noise[::-1]]
+        return _keep_k1_unless_beaten(table, held_out, 2, n_se)
+
+    assert chosen(0.001, 1.0) == 0  # half an SE: logistic regression stays
+    assert chosen(0.004, 1.0) == 2  # 1.8 SEs: the faces pay for themselves
+    assert chosen(0.004, 2.0) == 0
+    assert _keep_k1_unless_beaten(table, [base] * 3, 0, 1.0) == 0  # K = 1 best
+
+
+@pytest.mark.filterwarnings(SUMMARY_WARNING)
+def test_n_se_keeps_faces_that_pay(polygon, cv_selection):
+    guarded = select_k(
+        "y ~ x1 + x2",
+        polygon,
+        ks=(1, 2, 3),
+        gammas=(1.0, 5.0),
+        criterion="cv",
+        cv=5,
+        n_se=2.0,
+    )
+    assert guarded.chosen == cv_selection.chosen and guarded.chosen[0] == 3
+    assert_array_equal(
+        guarded.table.to_numpy(dtype=float), cv_selection.table.to_numpy(dtype=float)
+    )
+    # a margin no polyhedron can reach keeps logistic regression
+    kept = select_k(
+        "y ~ x1 + x2", polygon, ks=(1, 2), gammas=(1.0,), criterion="cv", cv=5, n_se=1e9
+    )
+    assert kept.chosen[0] == 1 and kept.best.k == 1
+
+
+def test_n_se_needs_cross_validation(polygon):
+    with pytest.raises(ValueError, match="criterion='cv'"):
+        select_k("y ~ x1 + x2", polygon, ks=(1, 2), n_se=1.0)
+    with pytest.raises(ValueError, match="n_se"):
+        select_k("y ~ x1 + x2", polygon, ks=(1, 2), criterion="cv", n_se=-1.0)
