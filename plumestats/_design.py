@@ -117,22 +117,19 @@ class DesignMatrix:
             return np.stack(
                 [(self.values * w[:, None]).T @ self.values for w in weights.T]
             )
-        n_weights = weights.shape[1]
         n_dense = self._dense_cols.size
-        # every weight at once: one BLAS product and one sparse pass per part
-        dense_w = (self._dense[:, :, None] * weights[:, None, :]).reshape(
-            weights.shape[0], -1
-        )
-        dd = (dense_w.T @ self._dense).reshape(n_dense, n_weights, n_dense)
-        sd = (self._sparse_t @ dense_w).reshape(-1, n_dense, n_weights)
-        ss = self._sparse_grams(weights)
-        out = np.empty((n_weights, *[self.shape[1]] * 2))
+        out = np.empty((weights.shape[1], *[self.shape[1]] * 2))
         head = slice(0, n_dense)
         tail = slice(n_dense, None)
-        out[:, head, head] = dd.transpose(1, 0, 2)
-        out[:, tail, head] = sd.transpose(2, 0, 1)
-        out[:, head, tail] = sd.transpose(2, 1, 0)
-        out[:, tail, tail] = ss
+        # the parts with dense columns one weight at a time (a stacked product
+        # would hold n x n_dense x B numbers); the indicator part all at once
+        for b, weight in enumerate(weights.T):
+            dense_w = self._dense * weight[:, None]
+            out[b, head, head] = dense_w.T @ self._dense
+            sd = self._sparse_t @ dense_w
+            out[b, tail, head] = sd
+            out[b, head, tail] = sd.T
+        out[:, tail, tail] = self._sparse_grams(weights)
         # the blocks are in split order (dense columns first): back to Z's order
         return out[:, self._unsplit][:, :, self._unsplit]
 
@@ -173,7 +170,8 @@ class DesignMatrix:
         """The ``(q q, n)`` matrix whose column ``n`` holds ``s_ni s_nj`` at row
         ``i q + j`` for every pair ``i <= j`` of row ``n``'s nonzeros (built on
         first use; None when the pairs would outnumber the nonzeros by more than
-        ``_MAX_PAIRS_PER_NONZERO``)."""
+        ``_MAX_PAIRS_PER_NONZERO``, or when building the list would take more
+        memory than the design itself)."""
         if self._pairs is not False:
             return self._pairs
         indptr, indices, data = (
@@ -183,7 +181,10 @@ class DesignMatrix:
         )
         per_row = np.diff(indptr)
         n_pairs = per_row * (per_row + 1) // 2
-        if n_pairs.sum() > _MAX_PAIRS_PER_NONZERO * max(data.size, 1):
+        total = int(n_pairs.sum())
+        # building the list holds ~5 numbers per pair: at most the design's size
+        too_many = total > _MAX_PAIRS_PER_NONZERO * max(data.size, 1)
+        if too_many or 5 * total > self.values.size:
             self._pairs = None
             return None
         # entry e of a row pairs with itself and every later entry of the row
