@@ -175,3 +175,16 @@ def test_table1_gate_keeps_logistic_unless_polyhedron_clearly_wins():
     assert fits.choose(failed, "gate") == large
     with pytest.raises(ValueError, match="rule must be"):
         fits.choose(clear, "smallest")
+
+
+def test_label_noise_quick():
+    # d = 2, K = 2, 10% of labels flipped: the label-flip likelihood finds the
+    # flip rate and the true faces, where PLUME's sit outside them
+    stdout = _run("label_noise.py", "--quick")
+    row = stdout.strip().splitlines()[-1].strip("|").split("|")
+    true, plume, contaminated, _, eps, shift_plume, shift_fixed = (
+        float(cell) for cell in row[3:10]
+    )
+    assert contaminated >= true - 0.005 > plume
+    assert abs(eps - 0.1) < 0.02
+    assert shift_plume > 0.03 and abs(shift_fixed) < 0.01
