@@ -22,6 +22,7 @@ from statsmodels.tools.sm_exceptions import PerfectSeparationError
 
 from plumestats.hard import HardPolyhedralLogit
 from plumestats.model import PolyhedralMixtureLogit
+from plumestats.selection import within_n_se
 
 # SPLA1's likelihood has kinks where two scores tie; near a maximum on one,
 # Newton steps can crawl for hundreds of iterations gaining ~1e-4 each (heart,
@@ -378,17 +379,6 @@ def best_of(means: dict[Setting, float], settings: list[Setting]) -> Setting:
     return min(tied, key=lambda s: s.tie_key())
 
 
-def within_n_se(best: np.ndarray, other: np.ndarray, n_se: float) -> bool:
-    """Whether ``best``'s per-row scores beat ``other``'s by at most ``n_se``
-    standard errors of their paired difference (False when either failed)."""
-    difference = best - other
-    if not np.all(np.isfinite(difference)):
-        return False
-    spread = np.std(difference, ddof=1) if difference.size > 1 else 0.0
-    se = spread / np.sqrt(difference.size)
-    return bool(np.mean(difference) <= n_se * se + TIE_TOLERANCE)
-
-
 def choose(
     scores: dict[Setting, np.ndarray],
     rule: str = "one-se",
@@ -426,14 +416,14 @@ def choose(
     if rule == "one-se":
         for k in sorted({setting.k for setting in scores}):
             candidate = best_of(means, [s for s in scores if s.k == k])
-            if within_n_se(scores[best], scores[candidate], n_se):
+            if within_n_se(scores[best], scores[candidate], n_se, TIE_TOLERANCE):
                 size = k
                 break
     elif rule == "gate" and best.k > 1:
         simplest = [s for s in scores if s.k == 1]
         if simplest:
             logistic = best_of(means, simplest)
-            if within_n_se(scores[best], scores[logistic], n_se):
+            if within_n_se(scores[best], scores[logistic], n_se, TIE_TOLERANCE):
                 size = 1
     elif rule not in ("best", "gate"):
         raise ValueError(f"rule must be 'best', 'one-se' or 'gate', not {rule!r}")

@@ -38,18 +38,22 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import linear_sum_assignment, minimize
+from scipy.optimize import minimize
 from scipy.special import expit
 
 from plumestats import PolyhedralMixtureLogit
 from plumestats._likelihood import compute_terms
 from plumestats.datasets import simulate_polyhedron
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from polyhedral import matched_hyperplanes
 
 RESULTS = Path(__file__).resolve().parent / "results" / "label_noise.md"
 # the tuned RBF SVM's test accuracy on the same data (same simulation, seed 0)
@@ -85,10 +89,8 @@ def fit_contaminated(start: np.ndarray, x, y_pm, k: int) -> tuple[np.ndarray, fl
 
 def face_shift(weights: np.ndarray, truth: np.ndarray) -> float:
     """Mean outward shift of the fitted faces (unit normals) vs the true ones."""
-    fitted = weights / np.linalg.norm(weights[:, 1:], axis=1, keepdims=True)
-    cosine = fitted[:, 1:] @ truth[:, 1:].T
-    rows, cols = linear_sum_assignment(-cosine)
-    return float(np.mean(fitted[rows, 0] - truth[cols, 0]))
+    unit, true = matched_hyperplanes(weights, truth)
+    return float(np.mean(unit[:, 0] - true[:, 0]))
 
 
 def run(d: int, k: int, noise: float) -> dict:

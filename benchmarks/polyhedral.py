@@ -62,6 +62,7 @@ from plumestats import HardPolyhedralLogit, PolyhedralMixtureLogit
 from plumestats.datasets import simulate_polyhedron
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _table1_fits import PROBABILITY_CLIP, log_likelihood_rows
 from fit_speed import (
     blas_info,
     blas_limit,
@@ -77,7 +78,6 @@ BENCH_DIR = Path(__file__).resolve().parent
 RESULTS_DIR = BENCH_DIR / "results"
 CV_FOLDS = 3
 LOGIT_FALLBACK_L1 = 1.0  # statsmodels' L1 weight (on the sum, not per observation)
-PROBABILITY_CLIP = 1e-15  # held-out log-likelihood of P(y=1) clipped to this
 WITHIN_POINTS = 1.0  # the target: PLUME within 1 point of the true polytope
 
 
@@ -179,7 +179,7 @@ class PolyhedralChoice:
 
     gamma: float | None
     alpha: float
-    cv_accuracy: float
+    cv_score: float  # accuracy or mean log-likelihood (``Grids.select``)
     cv_seconds: float
     res: Any
     fit_seconds: float
@@ -275,10 +275,7 @@ def cv_score(
         y_valid = split.y_train[valid]
         if grids.select == "logloss":
             p1 = np.asarray(res.predict(split.x_train.iloc[valid].to_numpy()))
-            p1 = np.clip(p1, PROBABILITY_CLIP, 1.0 - PROBABILITY_CLIP)
-            scores.append(
-                float(np.mean(np.where(y_valid == 1, np.log(p1), np.log1p(-p1))))
-            )
+            scores.append(float(np.mean(log_likelihood_rows(y_valid, p1))))
         else:
             inside = predict_inside(res, split.x_train.iloc[valid])
             scores.append(accuracy(y_valid, inside))
@@ -344,22 +341,34 @@ def hyperplane_recovery(fitted: pd.DataFrame, truth: pd.DataFrame) -> dict[str, 
         ``cos_mean`` and ``cos_min`` of the matched pairs' normals, and
         ``offset_mad``, the mean absolute difference of their offsets.
     """
-    fitted = fitted[truth.columns].to_numpy(dtype=float)
-    true = truth.to_numpy(dtype=float)
+    pairs = matched_hyperplanes(
+        fitted[truth.columns].to_numpy(dtype=float), truth.to_numpy(dtype=float)
+    )
+    if pairs is None:
+        return {"cos_mean": np.nan, "cos_min": np.nan, "offset_mad": np.nan}
+    unit, true = pairs
+    matched = np.sum(unit[:, 1:] * true[:, 1:], axis=1)
+    return {
+        "cos_mean": float(matched.mean()),
+        "cos_min": float(matched.min()),
+        "offset_mad": float(np.abs(unit[:, 0] - true[:, 0]).mean()),
+    }
+
+
+def matched_hyperplanes(
+    fitted: np.ndarray, true: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The fitted hyperplanes scaled to unit normals and the true ones they are
+    matched to (Hungarian algorithm on the cosine of the normals), row by row;
+    None when a fitted normal is zero or not finite."""
     norms = np.linalg.norm(fitted[:, 1:], axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         unit = fitted / norms
     cosine = unit[:, 1:] @ true[:, 1:].T
     if not np.isfinite(cosine).all():
-        return {"cos_mean": np.nan, "cos_min": np.nan, "offset_mad": np.nan}
+        return None
     rows, cols = linear_sum_assignment(cosine, maximize=True)
-    matched = cosine[rows, cols]
-    offsets = np.abs(unit[rows, 0] - true[cols, 0])
-    return {
-        "cos_mean": float(matched.mean()),
-        "cos_min": float(matched.min()),
-        "offset_mad": float(offsets.mean()),
-    }
+    return unit[rows], true[cols]
 
 
 def polyhedral_result(
@@ -401,7 +410,7 @@ def run_polyhedral(
     result.hyper = (
         f"{gamma}alpha={choice.alpha:g}, n_init={grids.n_init} "
         f"(CV {'log-lik' if grids.select == 'logloss' else 'acc'} "
-        f"{choice.cv_accuracy:.4f})"
+        f"{choice.cv_score:.4f})"
     )
     result.selection_warnings = counts
     return result, choice

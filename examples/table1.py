@@ -15,13 +15,13 @@ Arguments, if given, are passed on to the benchmark as they are, e.g.
 ``python examples/table1.py --quick --datasets heart --no-timing --output /tmp``.
 
 The table published in ``benchmarks/results/table1.md`` (the four small
-datasets, 3 repeats: 45 minutes on two cores)::
+datasets, 3 repeats: 38 minutes on two cores)::
 
     python benchmarks/table1.py --repeats 3 --jobs 2 \\
         --datasets ionosphere heart ilpd pima
 
-and with adult (one repeat) it is ``--repeats 3 --jobs 2`` alone (about two
-hours with the 5-fold inner selection).
+and adult (one repeat of 10 folds, ``table1_adult.md``) is
+``--datasets adult --jobs 2`` (29 minutes).
 
 See ``python benchmarks/table1.py --help`` for every option.
 """

@@ -147,7 +147,8 @@ def select_k(
         candidates: ``n_se=1`` keeps the simpler model unless the faces pay
         for themselves (on the paper's ilpd data it kept K = 1 in 26 of 30
         folds and stayed within 0.3 points of ``Logit``, where the smallest
-        log-loss lost 0.5; ``benchmarks/table1_rules.py``).
+        log-loss lost 0.5; ``benchmarks/table1.py``, whose selection is this
+        rule).
 
     Returns
     -------
@@ -254,11 +255,22 @@ def _keep_k1_unless_beaten(table, held_out, best_row: int, n_se: float) -> int:
     if table["k"].iloc[best_row] == 1 or k1_rows.size == 0:
         return best_row
     k1_row = int(k1_rows[np.argmin(table["cv_logloss"].to_numpy()[k1_rows])])
-    gain = held_out[best_row] - held_out[k1_row]
-    if not np.all(np.isfinite(gain)):
-        return best_row
-    se = np.std(gain, ddof=1) / np.sqrt(gain.size)
-    return k1_row if np.mean(gain) <= n_se * se else best_row
+    kept = within_n_se(held_out[best_row], held_out[k1_row], n_se)
+    return k1_row if kept else best_row
+
+
+def within_n_se(
+    better: np.ndarray, other: np.ndarray, n_se: float, tolerance: float = 0.0
+) -> bool:
+    """Whether per-row scores ``better`` beat ``other`` by at most ``n_se``
+    standard errors of their paired difference (plus ``tolerance``); False when
+    a difference is not finite (a failed fit cannot be kept)."""
+    difference = better - other
+    if not np.all(np.isfinite(difference)):
+        return False
+    spread = np.std(difference, ddof=1) if difference.size > 1 else 0.0
+    se = spread / np.sqrt(difference.size)
+    return bool(np.mean(difference) <= n_se * se + tolerance)
 
 
 def _candidates(ks, gammas) -> list[tuple[int, float]]:

@@ -178,6 +178,7 @@ def test_table1_gate_keeps_logistic_unless_polyhedron_clearly_wins():
 
 
 def test_label_noise_quick():
+    pytest.importorskip("sklearn", reason="the benchmarks need [bench]")
     # d = 2, K = 2, 10% of labels flipped: the label-flip likelihood finds the
     # flip rate and the true faces, where PLUME's sit outside them
     stdout = _run("label_noise.py", "--quick")
