@@ -9,6 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from .bounds import RademacherBound
 from .hard import HardPolyhedralLogit
+from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
 from .results import PolyhedralMixtureLogitResults
 
@@ -19,6 +20,7 @@ except PackageNotFoundError:  # running from a source tree without installing
 
 __all__ = [
     "HardPolyhedralLogit",
+    "LabelFlipPolyhedralLogit",
     "PolyhedralMixtureLogit",
     "PolyhedralMixtureLogitResults",
     "RademacherBound",

@@ -50,6 +50,23 @@ def _diagnostics_note(results) -> str | None:
     )
 
 
+def _flip_note(results, alpha) -> str:
+    if results.mle_retvals.get("boundary"):
+        return (
+            "Label flips: the flip rate is at its boundary, 0 (no random flips "
+            "seen); flip_logit has no standard error and the hyperplanes are "
+            "PolyhedralMixtureLogit's."
+        )
+    low, high = results.flip_rate_conf_int(alpha)
+    return (
+        f"Label flips: an estimated {results.flip_rate:.4g} of labels are flipped "
+        f"at random ({100 * (1 - alpha):g}% CI {low:.4g} to {high:.4g}); "
+        "flip_logit = logit(2 * flip rate), and predict() gives "
+        "P(observed y = 1 | x) = flip + (1 - 2 flip) P_clean (which='clean' for "
+        "P_clean)."
+    )
+
+
 def _bootstrap_columns(params, boot, alpha):
     bse = boot.bse.to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -66,7 +83,9 @@ def build_summary(
     settings = results.mle_settings
     retvals = results.mle_retvals
     hard = settings["gating"] == "hard"
-    bound = None if hard else results.rademacher_bound(0.05)
+    # the label-flip model's results carry the flip rate; the bound is PLUME's
+    flips = hasattr(results, "flip_rate")
+    bound = None if hard or flips else results.rademacher_bound(0.05)
     if settings["method"] == "em":
         method = f"EM ({settings['mstep'].capitalize()} M-step)"
         iterations = f"{retvals['n_em_steps']} + {retvals['n_newton_steps']} NR"
@@ -100,7 +119,7 @@ def build_summary(
         ("LLR p-value:", [f"{results.llr_pvalue:#6.4g}"]),
         ("AIC:", [f"{results.aic:#8.5g}"]),
         ("BIC:", [f"{results.bic:#8.5g}"]),
-        ("Rademacher bnd:", ["n/a" if hard else _fmt(bound.log_total)]),
+        ("Rademacher bnd:", ["n/a" if bound is None else _fmt(bound.log_total)]),
         ("Inside class:", [_inside_label(results)]),
     ]
     if title is None:
@@ -125,8 +144,13 @@ def build_summary(
     else:
         bse, tvalues, pvalues, conf = _bootstrap_columns(params, bootstrap, alpha)
     p = len(exog_names)
-    for k in range(results.k):
-        rows = slice(k * p, (k + 1) * p)
+    blocks = [
+        (f"hyperplane h{k + 1}", slice(k * p, (k + 1) * p)) for k in range(results.k)
+    ]
+    if flips:
+        blocks.append(("label flips", slice(results.k * p, results.k * p + 1)))
+    for label, rows in blocks:
+        names = list(np.asarray(results.model.data.param_names)[rows])
         table = summary_params(
             (
                 results,
@@ -136,18 +160,20 @@ def build_summary(
                 pvalues[rows],
                 conf[rows],
             ),
-            yname=f"h{k + 1}",
-            xname=exog_names,
+            yname=label,
+            xname=exog_names if label != "label flips" else names,
             alpha=alpha,
             use_t=results.use_t,
         )
         # label the block in its stub header, as statsmodels' MNLogit does
-        table[0][0].data = f"hyperplane h{k + 1}"
+        table[0][0].data = label
         table[0][0]._datatype = None
         table[0][0].row = table[0][1].row
         smry.tables.append(table)
 
     notes = [_outcome_note(results)]
+    if flips:
+        notes.append(_flip_note(results, alpha))
     if bootstrap is not None:
         notes.append(
             f"Standard errors and {100 * (1 - alpha):g}% percentile intervals from a "
@@ -181,7 +207,7 @@ def build_summary(
         )
     if not results.converged:
         notes.append(f"EM did not converge: {retvals['message']}.")
-    if not np.all(np.isfinite(bse)):
+    if not np.all(np.isfinite(bse[: results.k * p])):
         notes.append(
             "Standard errors are NaN: the observed information is not positive "
             "definite (no regular interior maximum)."

@@ -3,8 +3,9 @@
 from .bounds import HoldoutBound, RademacherBound, holdout_bound, rademacher_bound
 from .datasets import list_datasets, simulate_plume, simulate_polyhedron
 from .datasets import load as load_dataset
-from .formula.api import plume, spla1
+from .formula.api import plume, plume_flip, spla1
 from .hard import HardPolyhedralLogit
+from .label_flip import LabelFlipPolyhedralLogit, LabelFlipPolyhedralLogitResults
 from .model import PolyhedralMixtureLogit
 from .plotting import plot_convergence, plot_polyhedron, plot_select_k
 from .results import PolyhedralMixtureLogitResults
@@ -13,6 +14,8 @@ from .selection import compare_lr_test, select_k
 __all__ = [
     "HardPolyhedralLogit",
     "HoldoutBound",
+    "LabelFlipPolyhedralLogit",
+    "LabelFlipPolyhedralLogitResults",
     "PolyhedralMixtureLogit",
     "PolyhedralMixtureLogitResults",
     "RademacherBound",
@@ -24,6 +27,7 @@ __all__ = [
     "plot_polyhedron",
     "plot_select_k",
     "plume",
+    "plume_flip",
     "rademacher_bound",
     "select_k",
     "simulate_plume",

@@ -33,7 +33,12 @@ from ._validation import (
     statsmodels_exog_names,
 )
 
-__all__ = ["PolyhedralMixtureLogit", "auto_chunksize", "predict_rows"]
+__all__ = [
+    "PolyhedralMixtureLogit",
+    "auto_chunksize",
+    "check_fit_options",
+    "predict_rows",
+]
 
 PREDICT_WHICH = ("mean", "decision", "gate", "expert", "linear")
 # what statsmodels' from_formula passes on to the model, besides our arguments
@@ -99,6 +104,23 @@ def predict_rows(
     return scores
 
 
+def check_fit_options(
+    *, method, mstep, init, cov_type, alpha, maxiter, n_init
+) -> tuple[float, int, int]:
+    """Validate the options :meth:`PolyhedralMixtureLogit.fit` shares with its
+    variants; ``method`` is ``(value, allowed)``. Returns ``alpha``,
+    ``maxiter`` and ``n_init`` as numbers."""
+    check_choice(method[0], "method", method[1])
+    check_choice(mstep, "mstep", tuple(MSTEPS))
+    check_choice(init, "init", INIT_METHODS)
+    check_choice(cov_type, "cov_type", tuple(COV_TYPES))
+    return (
+        check_positive_float(alpha, "alpha", allow_zero=True),
+        check_int(maxiter, "maxiter"),
+        check_int(n_init, "n_init"),
+    )
+
+
 class PolyhedralMixtureLogit(GenericLikelihoodModel):
     r"""Polyhedral classification as a mixture of logistic experts (PLUME).
 
@@ -148,6 +170,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     """
 
     _hard = False
+    # how the parameter vector is laid out, for error messages
+    _params_layout = "hyperplane-major"
     # a non-numeric outcome arrives from patsy as indicator columns, decoded here
     _formula_max_endog = None
 
@@ -290,7 +314,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         if params.shape != (self.nparams,):
             raise ValueError(
                 f"params must have {self.nparams} values (k={self.k} hyperplanes of "
-                f"{self.k_vars} coefficients, hyperplane-major), got shape "
+                f"{self.k_vars} coefficients, {self._params_layout}), got shape "
                 f"{params.shape}"
             )
         if np.isnan(params).any():
@@ -526,13 +550,15 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         estimation sample that their gate owns (mean gate probability), so the
         same data gives the same table whatever the start.
         """
-        check_choice(method, "method", FIT_METHODS)
-        check_choice(mstep, "mstep", tuple(MSTEPS))
-        check_choice(init, "init", INIT_METHODS)
-        check_choice(cov_type, "cov_type", tuple(COV_TYPES))
-        alpha = check_positive_float(alpha, "alpha", allow_zero=True)
-        maxiter = check_int(maxiter, "maxiter")
-        n_init = check_int(n_init, "n_init")
+        alpha, maxiter, n_init = check_fit_options(
+            method=(method, FIT_METHODS),
+            mstep=mstep,
+            init=init,
+            cov_type=cov_type,
+            alpha=alpha,
+            maxiter=maxiter,
+            n_init=n_init,
+        )
         chunksize = self._check_chunksize(chunksize, method, cov_type)
         if method == "em":
             if kwargs:

@@ -5,9 +5,11 @@
 """
 
 from ..hard import HardPolyhedralLogit
+from ..label_flip import LabelFlipPolyhedralLogit
 from ..model import PolyhedralMixtureLogit
 
 plume = PolyhedralMixtureLogit.from_formula
 spla1 = HardPolyhedralLogit.from_formula
+plume_flip = LabelFlipPolyhedralLogit.from_formula
 
-__all__ = ["plume", "spla1"]
+__all__ = ["plume", "plume_flip", "spla1"]

@@ -1,0 +1,470 @@
+r"""PLUME with randomly flipped labels: a polyhedron seen through label noise.
+
+A logistic expert cannot flatten to a noise floor: where labels are flipped at
+random, PLUME's faces move outwards to explain the wrong labels near them
+(``benchmarks/label_noise.py`` measures it). This model adds the flip rate as a
+parameter of the likelihood instead (Copas, 1988):
+
+.. math::
+
+    P(y \mid x) = \frac{\lambda}{2} + (1 - \lambda)\,
+    \sum_k g_k(x)\, \sigma(y\, w_k' x), \qquad \lambda = \operatorname{expit}(\eta),
+
+i.e. each label is a coin toss with probability :math:`\lambda`, flipped with
+probability :math:`\varepsilon = \lambda / 2`. The maths and the EM are in
+:mod:`plumestats._flip`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import stats
+from scipy.special import expit, logit
+from statsmodels.base import wrapper as wrap
+from statsmodels.base.model import LikelihoodModelResults
+from statsmodels.tools.sm_exceptions import (
+    ConvergenceWarning,
+    PerfectSeparationWarning,
+)
+
+from . import _dask, _fitting
+from ._covariance import invert_information, warn_singular_information
+from ._em import EMOptions
+from ._flip import (
+    BOUNDARY_LAM,
+    flip_gradient,
+    flip_neg_hessian,
+    flip_state,
+    run_flip_em,
+)
+from ._likelihood import Terms, compute_terms, linear_scores
+from ._validation import check_choice, check_positive_float
+from .model import PolyhedralMixtureLogit, check_fit_options
+from .results import PolyhedralMixtureLogitResults, PolyhedralMixtureLogitResultsWrapper
+
+__all__ = [
+    "LabelFlipPolyhedralLogit",
+    "LabelFlipPolyhedralLogitResults",
+]
+
+FLIP_PARAM = "flip_logit"
+PREDICT_WHICH = ("mean", "clean", "decision", "gate", "expert", "linear")
+
+
+class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
+    r"""PLUME with a share of randomly flipped labels, estimated with the faces.
+
+    .. math::
+
+        P(y \mid x) = \varepsilon + (1 - 2\varepsilon)
+        \sum_{k=1}^K g_k(x)\, \sigma(y\, w_k' x), \qquad
+        \varepsilon = \operatorname{expit}(\eta) / 2 \in (0, 1/2),
+
+    where the sum is :class:`PolyhedralMixtureLogit`'s model of the clean label.
+    Where labels are noisy the faces then stay on the polytope instead of
+    moving outwards to explain the wrong labels near them, and predictions
+    are capped at ``1 - eps``.
+
+    Parameters
+    ----------
+    endog, exog, k, gamma, missing, inside
+        As for :class:`PolyhedralMixtureLogit`.
+
+    Notes
+    -----
+    The parameter vector is PLUME's ``[w_1, ..., w_K]`` followed by
+    ``flip_logit`` :math:`= \eta = \operatorname{logit}(2\varepsilon)`, the
+    log-odds that a label is a coin toss: on that scale the likelihood is
+    smooth and unbounded, so its Wald interval is meaningful; the results
+    give :attr:`~LabelFlipPolyhedralLogitResults.flip_rate` and its interval
+    on the natural scale. When the data show no label noise the estimate is
+    at the boundary ``eps = 0`` (held at ``5e-9``; a warning says so) and the
+    fit is PLUME's.
+
+    Only in-memory data, EM fits and soft gating: there is no ``chunksize``,
+    Dask input or SPLA1 variant yet.
+
+    References
+    ----------
+    J. B. Copas, "Binary regression models for contaminated data", JRSS B 50
+    (1988) 225-265.
+
+    Examples
+    --------
+    >>> import plumestats.api as ps
+    >>> data, _ = ps.simulate_polyhedron(
+    ...     2000, d=2, k=3, noise=0.1, random_state=1)
+    >>> res = ps.plume_flip("y ~ x1 + x2", data, k=3).fit(alpha=1e-6)
+    >>> bool(0.05 < res.flip_rate < 0.15)
+    True
+    """
+
+    _params_layout = f"hyperplane-major, then {FLIP_PARAM}"
+
+    def __init__(
+        self,
+        endog,
+        exog,
+        k: int = 2,
+        gamma: float = 1.0,
+        missing: str = "none",
+        inside=1,
+        **kwargs,
+    ):
+        if _dask.is_dask_collection(endog) or _dask.is_dask_collection(exog):
+            raise TypeError(
+                f"{type(self).__name__} needs in-memory data; Dask collections "
+                "are supported by PolyhedralMixtureLogit only"
+            )
+        super().__init__(
+            endog, exog, k=k, gamma=gamma, missing=missing, inside=inside, **kwargs
+        )
+        self.nparams = self.k * self.k_vars + 1
+        self.k_extra = 1
+        # statsmodels' convention (NegativeBinomial's alpha): df_model counts
+        # the regression parameters, k_extra the others
+        self.df_model = float(self.nparams - self.k_extra - self.k_constant)
+        self.df_resid = float(self.nobs - self.nparams)
+        self.data.param_names = [*self.data.param_names, FLIP_PARAM]
+
+    # ------------------------------------------------------------------ maths
+    def _state(self, params):
+        problem = _UserProblem(self)
+        return problem, flip_state(problem, self._check_params(params))
+
+    def loglikeobs(self, params):
+        r""":math:`l_n = \log[\lambda/2 + (1 - \lambda) p(y_n \mid x_n)]`."""
+        return self._state(params)[1].loglikeobs
+
+    def score_obs(self, params):
+        """Per-observation gradients, ``(nobs, K p + 1)``; see
+        :mod:`plumestats._flip` for the formulas."""
+        state = self._state(params)[1]
+        plume = state.clean[:, None] * state.terms.score_weights(self.gamma)
+        theta = (plume[:, :, None] * self.exog[:, None, :]).reshape(self.nobs, -1)
+        return np.column_stack([theta, state.noise - state.lam])
+
+    def score(self, params):
+        """Gradient of the log-likelihood, ``(K p + 1,)``."""
+        problem, state = self._state(params)
+        return flip_gradient(problem, params, state)
+
+    def hessian(self, params):
+        """Hessian of the log-likelihood, ``(K p + 1, K p + 1)``."""
+        problem, state = self._state(params)
+        return -flip_neg_hessian(problem, state)
+
+    def predict(self, params, exog=None, which: str = "mean", **kwargs):
+        """Predictions at ``params``.
+
+        Parameters
+        ----------
+        params : array_like
+            Hyperplane-major weights, then ``flip_logit``.
+        exog : array_like, optional
+            Design rows (defaults to the estimation sample).
+        which : {"mean", "clean", "decision", "gate", "expert", "linear"}
+            ``"mean"``: P(observed y = 1 | x) ``= eps + (1 - 2 eps) P_clean``;
+            ``"clean"``: PLUME's P(y = 1 | x) without label flips; the others as
+            for :meth:`PolyhedralMixtureLogit.predict` (they do not involve eps).
+        """
+        check_choice(which, "which", PREDICT_WHICH)
+        params = self._check_params(params)
+        base = "mean" if which == "clean" else which
+        out = super().predict(params, exog, which=base, **kwargs)
+        if which != "mean":
+            return out
+        lam = expit(params[-1])
+        return 0.5 * lam + (1.0 - lam) * out
+
+    def _predict_settings(self, params, which) -> dict:
+        return super()._predict_settings(params[:-1], which)
+
+    # ------------------------------------------------------------- estimation
+    @property
+    def start_params(self) -> np.ndarray:
+        """PLUME's default start values, then ``flip_logit`` for a 5% flip rate."""
+        return np.append(super().start_params, logit(0.1))
+
+    def fit(
+        self,
+        start_params=None,
+        method: str = "em",
+        maxiter: int = 500,
+        tol: float = 1e-8,
+        *,
+        mstep: str = "newton",
+        init: str = "kmeans",
+        n_init: int = 1,
+        random_state=None,
+        alpha: float = 0.0,
+        em_tol: float = 1e-3,
+        flip_start: float = 0.05,
+        disp: bool = False,
+        cov_type: str = "nonrobust",
+        cov_kwds: dict | None = None,
+        **kwargs,
+    ):
+        """Fit by EM (flip responsibilities, closed-form flip rate, PLUME
+        M-steps), finished by Newton-Raphson on the joint log-likelihood.
+
+        Parameters
+        ----------
+        start_params : array_like, optional
+            ``K p + 1`` start values in the user's units (``flip_logit`` last).
+            Without them, PLUME itself is fitted first (``init``, ``n_init``,
+            ``random_state``, ``alpha``) and the flip rate starts at
+            ``flip_start``.
+        method : {"em"}
+            Only EM.
+        maxiter, tol, mstep, init, n_init, random_state, alpha, em_tol
+            As for :meth:`PolyhedralMixtureLogit.fit`; ``maxiter`` applies to
+            the PLUME start and to the label-flip fit each. The L2 penalty
+            ``alpha`` is on the hyperplanes' standardised slopes, not on the
+            flip rate.
+        flip_start : float, default 0.05
+            Flip rate the EM starts from, in ``(0, 0.5)``.
+        disp : bool
+            Print a final message.
+        cov_type : {"nonrobust", "HC0", "cluster"}
+            As for :meth:`PolyhedralMixtureLogit.fit`.
+        cov_kwds : dict, optional
+            Options of the covariance type.
+
+        Returns
+        -------
+        LabelFlipPolyhedralLogitResults
+        """
+        if kwargs:
+            raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
+        alpha, maxiter, n_init = check_fit_options(
+            method=(method, ("em",)),
+            mstep=mstep,
+            init=init,
+            cov_type=cov_type,
+            alpha=alpha,
+            maxiter=maxiter,
+            n_init=n_init,
+        )
+        flip_start = check_positive_float(flip_start, "flip_start")
+        if not flip_start < 0.5:
+            raise ValueError(
+                f"flip_start must be below 0.5 (a flip rate of 0.5 makes the labels "
+                f"pure noise), got {flip_start!r}"
+            )
+        options = EMOptions(
+            maxiter=maxiter,
+            tol=check_positive_float(tol, "tol"),
+            em_tol=check_positive_float(em_tol, "em_tol"),
+        )
+        if start_params is None:
+            problem, scaling, theta, plume_retvals, n_runs = _fitting.fit_em(
+                self,
+                start_params=None,
+                options=options,
+                mstep=mstep,
+                init=init,
+                n_init=n_init,
+                random_state=random_state,
+                alpha=alpha,
+            )
+            eta_start = float(logit(2.0 * flip_start))
+        else:
+            start = self._check_params(start_params)
+            if not np.all(np.isfinite(start)):
+                raise ValueError(
+                    f"start_params must be finite; {int(np.sum(~np.isfinite(start)))}"
+                    " values are infinite"
+                )
+            problem, scaling = _fitting.build_problem(self, alpha)
+            theta = scaling.to_internal(start[:-1].reshape(self.k, -1)).ravel()
+            eta_start, plume_retvals, n_runs = float(start[-1]), None, 1
+        trace = run_flip_em(problem, np.append(theta, eta_start), options, mstep)
+        internal = _fitting.canonical_order(problem, trace.params[:-1])
+        internal = np.append(internal, trace.params[-1])
+        state = flip_state(problem, internal)
+        neg_hess = flip_neg_hessian(problem, state)
+        grad = flip_gradient(problem, internal, state)
+        size = internal.size - 1
+        if trace.boundary:
+            # eta has no interior maximum: the hyperplanes' covariance is PLUME's
+            # given eps = 0, and eta's own variance is undefined
+            neg_hess[size, :size] = neg_hess[:size, size] = 0.0
+            neg_hess[size, size] = 1.0
+        cov_internal, singular = invert_information(neg_hess)
+        jac = np.zeros((size + 1, size + 1))
+        jac[:size, :size] = np.kron(np.eye(self.k), scaling.jacobian_to_user())
+        jac[size, size] = 1.0
+        cov = jac @ cov_internal @ jac.T
+        if trace.boundary:
+            cov[size, :] = cov[:, size] = np.nan
+        params = np.append(
+            scaling.to_user(internal[:-1].reshape(self.k, -1)).ravel(), internal[-1]
+        )
+        retvals = {
+            "converged": trace.converged,
+            "iterations": len(trace.steps),
+            "message": trace.message,
+            "llf_history": np.asarray(trace.llf_history),
+            "steps": list(trace.steps),
+            "n_em_steps": trace.n_em,
+            "n_newton_steps": trace.n_newton,
+            "max_abs_score": float(np.max(np.abs(grad[: size + 1 - trace.boundary]))),
+            "boundary": trace.boundary,
+            "separation": trace.diverged,
+            "plume_start": plume_retvals,
+            "information_singular": singular,
+        }
+        settings = {
+            "optimizer": f"EM ({mstep} M-step), label flips",
+            "method": "em",
+            "mstep": mstep,
+            "init": "start_params" if start_params is not None else init,
+            "n_init": n_runs,
+            "alpha": alpha,
+            "gating": self.gating,
+            "maxiter": options.maxiter,
+            "tol": tol,
+            "em_tol": em_tol,
+            "flip_start": flip_start,
+            "chunksize": None,
+        }
+        self._warn(trace, singular)
+        mlefit = LikelihoodModelResults(
+            self, params, normalized_cov_params=cov, scale=1.0
+        )
+        mlefit.mle_retvals = retvals
+        mlefit.mle_settings = settings
+        results = LabelFlipPolyhedralLogitResults(
+            self, mlefit, cov_type=cov_type, cov_kwds=cov_kwds or {}
+        )
+        if disp:
+            status = "converged" if trace.converged else "did not converge"
+            print(
+                f"Label-flip fit {status}: llf = {results.llf:.6f}, flip rate "
+                f"{results.flip_rate:.4g}, {trace.n_em} EM and {trace.n_newton} "
+                "Newton iterations"
+            )
+        return LabelFlipPolyhedralLogitResultsWrapper(results)
+
+    @staticmethod
+    def _warn(trace, singular) -> None:
+        if trace.boundary:
+            warnings.warn(
+                "The estimated flip rate is at its boundary, 0 (held at "
+                f"{BOUNDARY_LAM / 2:g}): the labels show no random flips, and the "
+                "fit is PolyhedralMixtureLogit's. flip_logit has no standard error.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        if trace.diverged:
+            warnings.warn(
+                "The weights grow without bound: once the flip rate explains the "
+                "wrong labels, the clean labels are separated by a polytope and "
+                "the likelihood keeps rising towards hard faces (a maximum at "
+                "infinity; standard errors mean nothing). Use an L2 penalty, e.g. "
+                "fit(alpha=1e-4).",
+                PerfectSeparationWarning,
+                stacklevel=3,
+            )
+        elif not trace.converged:
+            warnings.warn(
+                f"The fit did not converge: {trace.message} after "
+                f"{len(trace.steps)} iterations. Increase maxiter, or add a small "
+                "L2 penalty (alpha) if the weights keep growing.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        if singular is not None and not trace.diverged:
+            warn_singular_information(singular, stacklevel=3)
+
+
+class _UserProblem:
+    """What :mod:`plumestats._flip` needs of a problem, on the model's own
+    (user-unit, unpenalised) design: the model's likelihood methods share the
+    engine's formulas."""
+
+    def __init__(self, model: LabelFlipPolyhedralLogit):
+        self._model = model
+        self.exog = model.exog
+        self.gamma = model._weights_gamma
+        self.nobs = model.nobs
+        self.ridge = np.zeros(model.nparams - 1)
+
+    def terms(self, theta: np.ndarray) -> Terms:
+        model = self._model
+        scores = linear_scores(theta, model.exog, model.k)
+        return compute_terms(scores, model._y_inside, model.gamma)
+
+    def penalty(self, theta: np.ndarray) -> float:
+        return 0.0
+
+
+class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
+    """Results of :class:`LabelFlipPolyhedralLogit`: PLUME's, plus the flip
+    rate (:attr:`flip_rate`, :attr:`flip_rate_bse`, :meth:`flip_rate_conf_int`).
+
+    What is defined for PLUME's likelihood only (marginal effects, the
+    Rademacher bound, the bootstrap, the fit diagnostics, responsibilities)
+    raises ``NotImplementedError``.
+    """
+
+    @property
+    def hyperplanes(self):
+        import pandas as pd
+
+        return pd.DataFrame(
+            np.reshape(np.asarray(self.params)[:-1], (self.k, -1)),
+            index=[f"h{i + 1}" for i in range(self.k)],
+            columns=list(self.model.exog_names),
+        )
+
+    @property
+    def flip_rate(self) -> float:
+        r"""Estimated share of flipped labels, :math:`\varepsilon =
+        \operatorname{expit}(\eta) / 2`."""
+        return float(expit(np.asarray(self.params)[-1]) / 2.0)
+
+    @property
+    def flip_rate_bse(self) -> float:
+        r"""Delta-method standard error of :attr:`flip_rate`,
+        :math:`\operatorname{se}(\eta)\, \lambda (1 - \lambda) / 2`."""
+        lam = 2.0 * self.flip_rate
+        return float(np.asarray(self.bse)[-1] * lam * (1.0 - lam) / 2.0)
+
+    def flip_rate_conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
+        """Wald interval of ``flip_logit`` mapped to the flip rate (it stays
+        inside ``(0, 0.5)``, unlike the delta-method one)."""
+        eta = float(np.asarray(self.params)[-1])
+        half = stats.norm.isf(alpha / 2.0) * float(np.asarray(self.bse)[-1])
+        return float(expit(eta - half) / 2.0), float(expit(eta + half) / 2.0)
+
+    def _plume_only(self, *args, **kwargs):
+        raise NotImplementedError(
+            "not available for LabelFlipPolyhedralLogit: it is defined for "
+            "PolyhedralMixtureLogit's likelihood"
+        )
+
+    get_margeff = rademacher_bound = bootstrap = responsibilities = _plume_only
+    face_shares = _plume_only
+
+    @property
+    def diagnostics(self):
+        self._plume_only()
+
+    def summary(self, yname=None, xname=None, title=None, alpha: float = 0.05):
+        """Summary tables: the header, one block per hyperplane, the flip rate."""
+        from ._summary import build_summary
+
+        return build_summary(self, yname=yname, xname=xname, title=title, alpha=alpha)
+
+
+class LabelFlipPolyhedralLogitResultsWrapper(PolyhedralMixtureLogitResultsWrapper):
+    pass
+
+
+wrap.populate_wrapper(
+    LabelFlipPolyhedralLogitResultsWrapper, LabelFlipPolyhedralLogitResults
+)

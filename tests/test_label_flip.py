@@ -1,0 +1,274 @@
+"""LabelFlipPolyhedralLogit: PLUME with randomly flipped labels.
+
+Checked against an independent implementation of its likelihood (finite
+differences, a general-purpose optimiser), against PLUME at the boundary
+eps = 0, and on simulated polytopes whose flip rate is known.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize
+from scipy.special import expit, log_expit, logsumexp
+from statsmodels.tools.numdiff import approx_fprime, approx_hess3
+from statsmodels.tools.sm_exceptions import (
+    ConvergenceWarning,
+    PerfectSeparationWarning,
+)
+
+import plumestats.api as ps
+from plumestats import LabelFlipPolyhedralLogit, PolyhedralMixtureLogit
+
+
+def independent_loglike(params, y01, x, k, gamma, inside=1):
+    """``sum_n log(lam/2 + (1 - lam) sum_k g_k sigmoid(y a_k))``, written from
+    the model's definition only."""
+    weights = np.reshape(params[:-1], (k, -1))
+    lam = expit(params[-1])
+    scores = x @ weights.T
+    y_pm = (2.0 * y01 - 1.0) * (1.0 if inside == 1 else -1.0)
+    log_gate = -gamma * scores - logsumexp(-gamma * scores, axis=1, keepdims=True)
+    log_clean = logsumexp(log_gate + log_expit(y_pm[:, None] * scores), axis=1)
+    return float(np.sum(np.logaddexp(np.log(lam / 2), np.log1p(-lam) + log_clean)))
+
+
+def _design(seed, nobs=150, d=2):
+    rng = np.random.default_rng(seed)
+    x = np.column_stack([np.ones(nobs), rng.standard_normal((nobs, d))])
+    y = (rng.random(nobs) < 0.5).astype(float)
+    return y, x, rng
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("gamma", [0.5, 5.0])
+@pytest.mark.parametrize("inside", [1, 0])
+def test_loglike_score_hessian_against_finite_differences(k, gamma, inside):
+    y, x, rng = _design(k)
+    model = LabelFlipPolyhedralLogit(y, x, k=k, gamma=gamma, inside=inside)
+    params = np.append(rng.normal(scale=0.7, size=k * 3), rng.normal(-1.5, 1.0))
+
+    def func(p):
+        return independent_loglike(p, y, x, k, gamma, inside)
+
+    assert model.loglike(params) == pytest.approx(func(params), rel=1e-12)
+    score = model.score(params)
+    fd_score = approx_fprime(params, func, centered=True)
+    assert np.max(np.abs(score - fd_score)) < 1e-6 * max(1, np.max(np.abs(score)))
+    hess = model.hessian(params)
+    fd_hess = approx_fprime(params, model.score, centered=True)
+    assert np.max(np.abs(hess - fd_hess)) < 1e-6 * np.max(np.abs(hess))
+    fd_hess2 = approx_hess3(params, func)
+    assert np.max(np.abs(hess - fd_hess2)) < 1e-4 * np.max(np.abs(hess))
+    np.testing.assert_allclose(
+        model.score_obs(params).sum(axis=0), score, rtol=1e-10, atol=1e-10
+    )
+
+
+def _noisy_plume_data(nobs, seed, flip=0.1):
+    """A soft PLUME (finite MLE) whose labels are then flipped at ``flip``."""
+    data = ps.simulate_plume(
+        nobs, [[1.0, 2.0, 0.5], [1.0, -1.5, 1.0]], random_state=seed
+    )
+    rng = np.random.default_rng(seed + 1)
+    flipped = rng.random(nobs) < flip
+    data["y"] = np.where(flipped, 1 - data["y"], data["y"])
+    return data
+
+
+def test_em_reaches_the_optimum_of_a_general_optimiser():
+    data = _noisy_plume_data(3000, seed=3, flip=0.15)
+    res = ps.plume_flip("y ~ x1 + x2", data, k=2).fit()
+    assert res.converged
+    model = res.model
+    y, x = model.endog, model.exog
+
+    def negative(p):
+        return -independent_loglike(p, y, x, 2, 1.0)
+
+    start = np.append(np.asarray(res.params)[:-1] * 0.8, 0.0)
+    found = minimize(negative, start, method="BFGS", options={"gtol": 1e-8})
+    assert res.llf >= -found.fun - 1e-6
+    assert res.llf == pytest.approx(-found.fun, abs=1e-4)
+    np.testing.assert_allclose(res.params, found.x, atol=2e-3)
+    # the gradient at the estimate has vanished
+    assert np.max(np.abs(model.score(np.asarray(res.params)))) < 1e-5
+
+
+def test_flip_rate_recovered_on_a_noisy_polytope():
+    data, truth = ps.simulate_polyhedron(12000, d=2, k=2, noise=0.1, random_state=0)
+    train, test = data.iloc[:2000], data.iloc[2000:]
+    res = ps.plume_flip("y ~ x1 + x2", train, k=2).fit(alpha=1e-6)
+    assert res.converged
+    low, high = res.flip_rate_conf_int()
+    assert low < 0.1 < high
+    assert 0.08 < res.flip_rate < 0.12
+    plain = ps.plume("y ~ x1 + x2", train, k=2).fit(alpha=1e-6)
+    accuracy = np.mean((res.predict(test) > 0.5) == test["y"])
+    accuracy_plain = np.mean((plain.predict(test) > 0.5) == test["y"])
+    assert accuracy > accuracy_plain + 0.01
+    x = np.column_stack([np.ones(len(test)), test[["x1", "x2"]]])
+    truth_accuracy = np.mean(((x @ truth.to_numpy().T).min(axis=1) >= 0) == test["y"])
+    assert accuracy > truth_accuracy - 0.01
+
+
+def test_noise_free_labels_give_plume_at_the_boundary():
+    data = ps.simulate_plume(2000, [[1.0, 2.0, 0.5], [1.0, -1.5, 1.0]], random_state=0)
+    with pytest.warns(ConvergenceWarning, match="boundary"):
+        res = ps.plume_flip("y ~ x1 + x2", data, k=2).fit()
+    plain = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    assert res.mle_retvals["boundary"]
+    assert res.flip_rate < 1e-8
+    np.testing.assert_allclose(res.params.iloc[:-1], plain.params, atol=1e-6)
+    np.testing.assert_allclose(res.bse.iloc[:-1], plain.bse, rtol=1e-5)
+    assert np.isnan(res.bse.iloc[-1])
+    assert res.llf == pytest.approx(plain.llf, abs=1e-5)
+    assert "at its boundary" in str(res.summary())
+
+
+def test_hard_noisy_polytope_without_penalty_warns_of_separation():
+    data, _ = ps.simulate_polyhedron(2000, d=2, k=2, noise=0.1, random_state=0)
+    with pytest.warns(PerfectSeparationWarning, match="alpha"):
+        res = ps.plume_flip("y ~ x1 + x2", data, k=2).fit()
+    assert not res.converged
+    assert res.mle_retvals["separation"]
+
+
+@pytest.fixture(scope="module")
+def noisy_fit():
+    data = _noisy_plume_data(1500, seed=5)
+    return data, ps.plume_flip("y ~ x1 + x2", data, k=2).fit()
+
+
+def test_results_api(noisy_fit, tmp_path):
+    data, res = noisy_fit
+    assert list(res.params.index) == [
+        "h1:Intercept",
+        "h1:x1",
+        "h1:x2",
+        "h2:Intercept",
+        "h2:x1",
+        "h2:x2",
+        "flip_logit",
+    ]
+    assert res.df_model == 5
+    assert res.aic == pytest.approx(-2 * res.llf + 2 * 7)
+    assert res.conf_int().shape == (7, 2)
+    assert res.flip_rate == pytest.approx(expit(res.params.iloc[-1]) / 2)
+    low, high = res.flip_rate_conf_int()
+    assert 0 < low < res.flip_rate < high < 0.5
+    assert res.flip_rate_bse > 0
+    mean, clean = res.predict(data), res.predict(data, which="clean")
+    np.testing.assert_allclose(
+        mean, res.flip_rate + (1 - 2 * res.flip_rate) * clean, rtol=1e-12
+    )
+    assert res.pred_table().sum() == len(data)
+    assert res.hyperplanes.shape == (2, 3)
+    text = str(res.summary())
+    assert "label flips" in text and "flip_logit" in text and "flipped" in text
+    path = tmp_path / "flip.pickle"
+    res.save(path)
+    loaded = type(res).load(path)
+    np.testing.assert_array_equal(loaded.params, res.params)
+    np.testing.assert_allclose(loaded.predict(data.head()), res.predict(data.head()))
+    for method in ("get_margeff", "rademacher_bound", "bootstrap"):
+        with pytest.raises(NotImplementedError, match="PolyhedralMixtureLogit"):
+            getattr(res, method)()
+
+
+def test_hc0_covariance(noisy_fit):
+    data, res = noisy_fit
+    robust = ps.plume_flip("y ~ x1 + x2", data, k=2).fit(cov_type="HC0")
+    np.testing.assert_allclose(robust.params, res.params, rtol=1e-8)
+    assert robust.cov_type == "HC0"
+    assert np.all(np.isfinite(robust.bse))
+    # the sandwich and the information agree roughly under the right model
+    assert np.all(np.abs(np.log(robust.bse / res.bse)) < 0.5)
+
+
+def test_invariances(noisy_fit):
+    data, res = noisy_fit
+    shuffled = data.sample(frac=1.0, random_state=7)
+    res_shuffled = ps.plume_flip("y ~ x1 + x2", shuffled, k=2).fit()
+    np.testing.assert_allclose(res_shuffled.params, res.params, rtol=1e-6, atol=1e-7)
+    # the other label coding, with the same class inside: the same polytope
+    recoded = data.assign(y=np.where(data["y"] == 1, "in", "out"))
+    res_recoded = ps.plume_flip("y ~ x1 + x2", recoded, k=2, inside="in").fit()
+    np.testing.assert_allclose(res_recoded.params, res.params, rtol=1e-6, atol=1e-7)
+    # feature scale: the same fit in other units
+    scaled = data.assign(x1=1000 * data["x1"])
+    res_scaled = ps.plume_flip("y ~ x1 + x2", scaled, k=2).fit()
+    expected = res.params.copy()
+    expected[["h1:x1", "h2:x1"]] /= 1000
+    np.testing.assert_allclose(res_scaled.params, expected, rtol=1e-5, atol=1e-8)
+    assert res_scaled.llf == pytest.approx(res.llf, abs=1e-6)
+
+
+def test_start_params_and_disp(noisy_fit, capsys):
+    data, res = noisy_fit
+    again = ps.plume_flip("y ~ x1 + x2", data, k=2).fit(
+        start_params=np.asarray(res.params), disp=True
+    )
+    np.testing.assert_allclose(again.params, res.params, rtol=1e-6, atol=1e-8)
+    assert "flip rate" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"flip_start": 0.5}, ValueError, "below 0.5"),
+        ({"flip_start": 0.0}, ValueError, "flip_start"),
+        ({"method": "bfgs"}, ValueError, "method"),
+        ({"start_params": np.zeros(6)}, ValueError, "7 values"),
+        ({"start_params": np.r_[np.zeros(6), np.inf]}, ValueError, "finite"),
+        ({"chunksize": 100}, TypeError, "chunksize"),
+    ],
+)
+def test_bad_input(noisy_fit, kwargs, error, match):
+    data, _ = noisy_fit
+    with pytest.raises(error, match=match):
+        ps.plume_flip("y ~ x1 + x2", data, k=2).fit(**kwargs)
+
+
+def test_params_of_the_wrong_length_are_refused(noisy_fit):
+    _, res = noisy_fit
+    with pytest.raises(ValueError, match="flip_logit"):
+        res.model.loglike(np.zeros(6))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    eta=st.floats(-30, 30),
+    scale=st.floats(0.01, 50.0),
+    seed=st.integers(0, 1000),
+)
+def test_predictions_stay_between_the_noise_floors(eta, scale, seed):
+    y, x, rng = _design(seed, nobs=40)
+    model = LabelFlipPolyhedralLogit(y, x, k=2)
+    params = np.append(scale * rng.standard_normal(6), eta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warnings on extreme input
+        mean = model.predict(params)
+        loglike = model.loglike(params)
+    lam = expit(eta)
+    assert np.all(mean >= lam / 2 * (1 - 1e-12))
+    # near one the floor 1 - lam / 2 is itself only known to a rounding error
+    assert np.all(mean <= 1 - lam / 2 + 4 * np.finfo(float).eps)
+    assert np.isfinite(loglike)
+    # below the noise-free PLUME fit's own log-likelihood bound: log(lam/2) each
+    assert loglike >= len(y) * np.log(lam / 2) - 1e-9
+
+
+def test_a_pandas_model_without_formula():
+    y, x, _ = _design(1, nobs=400)
+    frame = pd.DataFrame(x, columns=["const", "a", "b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = LabelFlipPolyhedralLogit(pd.Series(y, name="y"), frame, k=1).fit()
+    assert res.params.index[-1] == "flip_logit"
+    assert isinstance(res.model, PolyhedralMixtureLogit)
