@@ -1,7 +1,9 @@
 """Polyhedral benchmark: PLUME and rivals on data that really is a polytope.
 
 What it measures
-    Test accuracy of PLUME (``PolyhedralMixtureLogit``, soft gate), SPLA1
+    Test accuracy of PLUME (``PolyhedralMixtureLogit``, soft gate), PLUME or
+    PLUME with label flips (``LabelFlipPolyhedralLogit``, whichever 3-fold CV
+    prefers over the same gamma and alpha grid), SPLA1
     (``HardPolyhedralLogit``, hard gate), statsmodels' ``Logit``, an RBF ``SVC``
     and a CART ``DecisionTreeClassifier`` on points labelled by a random polytope
     (``plumestats.datasets.simulate_polyhedron``), over a grid of dimensions d,
@@ -58,7 +60,11 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
-from plumestats import HardPolyhedralLogit, PolyhedralMixtureLogit
+from plumestats import (
+    HardPolyhedralLogit,
+    LabelFlipPolyhedralLogit,
+    PolyhedralMixtureLogit,
+)
 from plumestats.datasets import simulate_polyhedron
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -184,6 +190,10 @@ class PolyhedralChoice:
     res: Any
     fit_seconds: float
     fit_warnings: list[str]
+    flips: bool = False  # LabelFlipPolyhedralLogit rather than PLUME
+    # every candidate's (score, ...) row and the CV time, for reuse by a
+    # method whose grid extends this one (PLUME + flips extends PLUME)
+    table: tuple = ()
 
 
 # ------------------------------------------------------------------------ data
@@ -237,10 +247,14 @@ def polyhedral_fit(
     alpha: float,
     n_init: int,
     seed: int,
+    flips: bool = False,
 ) -> Callable[[], Any]:
-    """A closure fitting PLUME (``gamma`` given) or SPLA1 (``gamma=None``)."""
+    """A closure fitting PLUME (``gamma`` given), PLUME with label flips
+    (``flips``) or SPLA1 (``gamma=None``)."""
     if gamma is None:
         model = HardPolyhedralLogit(y, x, k=k)
+    elif flips:
+        model = LabelFlipPolyhedralLogit(y, x, k=k, gamma=gamma)
     else:
         model = PolyhedralMixtureLogit(y, x, k=k, gamma=gamma)
     return lambda: model.fit(alpha=alpha, n_init=n_init, random_state=seed)
@@ -252,7 +266,13 @@ def predict_inside(res: Any, x: pd.DataFrame) -> np.ndarray:
 
 
 def cv_score(
-    split: Split, k: int, gamma: float | None, alpha: float, grids: Grids, seed: int
+    split: Split,
+    k: int,
+    gamma: float | None,
+    alpha: float,
+    grids: Grids,
+    seed: int,
+    flips: bool = False,
 ) -> tuple[float, Counter[str]]:
     """Mean held-out accuracy or log-likelihood (``grids.select``) over the CV
     folds, larger is better (NaN if any fold's fit failed)."""
@@ -266,6 +286,7 @@ def cv_score(
             alpha,
             grids.n_init,
             seed,
+            flips,
         )
         res, names, error = caught_call(fit)
         counts.update(names)
@@ -283,33 +304,49 @@ def cv_score(
 
 
 def select_polyhedral(
-    split: Split, k: int, gammas: Sequence[float | None], grids: Grids, seed: int
-) -> tuple[float | None, float, float, Counter[str]]:
-    """Grid search by CV score (``cv_score``); ties go to the larger alpha, then
-    the smaller gamma. Returns gamma, alpha, its CV score and the warnings."""
+    split: Split,
+    k: int,
+    gammas: Sequence[float | None],
+    grids: Grids,
+    seed: int,
+    flips: bool = False,
+) -> tuple[list[tuple], Counter[str]]:
+    """CV scores (``cv_score``) of every gamma and alpha, as rows ``(score,
+    -flips, alpha, -gamma, gamma, flips)``: the largest row wins, so ties go to
+    the model without flips, then to the larger alpha, then the smaller gamma.
+    Returns the rows and the warnings."""
     table, counts = [], Counter()
     for gamma in gammas:
         for alpha in grids.alphas:
-            score, caught = cv_score(split, k, gamma, alpha, grids, seed)
+            score, caught = cv_score(split, k, gamma, alpha, grids, seed, flips)
             counts.update(caught)
             if np.isfinite(score):
-                table.append((score, alpha, -(gamma or 0.0), gamma))
-    if not table:
-        raise RuntimeError("every candidate failed in cross-validation")
-    score, alpha, _, gamma = max(table)
-    return gamma, alpha, score, counts
+                table.append((score, -int(flips), alpha, -(gamma or 0.0), gamma, flips))
+    return table, counts
 
 
 def choose_and_refit(
-    split: Split, setting: Setting, gammas: Sequence[float | None], grids: Grids
+    split: Split,
+    setting: Setting,
+    gammas: Sequence[float | None],
+    grids: Grids,
+    extends: PolyhedralChoice | None = None,
 ) -> tuple[PolyhedralChoice, Counter[str]]:
     """CV selection at the true K, then the timed refit on the training set;
-    also returns the warnings of the selection."""
+    also returns the warnings of the selection. With ``extends`` (PLUME's
+    choice) the candidates are PLUME's, whose CV scores are reused, and the
+    same grid with label flips."""
     start = time.perf_counter()
-    gamma, alpha, score, counts = select_polyhedral(
-        split, setting.k, gammas, grids, setting.seed
+    table, counts = select_polyhedral(
+        split, setting.k, gammas, grids, setting.seed, flips=extends is not None
     )
     cv_seconds = time.perf_counter() - start
+    if extends is not None:
+        table = [*extends.table, *table]
+        cv_seconds += extends.cv_seconds
+    if not table:
+        raise RuntimeError("every candidate failed in cross-validation")
+    score, _, alpha, _, gamma, flips = max(table)
     fit = polyhedral_fit(
         split.y_train,
         split.x_train,
@@ -318,9 +355,12 @@ def choose_and_refit(
         alpha,
         grids.n_init,
         setting.seed,
+        flips,
     )
     seconds, res, names = timed_fit(fit)
-    choice = PolyhedralChoice(gamma, alpha, score, cv_seconds, res, seconds, names)
+    choice = PolyhedralChoice(
+        gamma, alpha, score, cv_seconds, res, seconds, names, flips, tuple(table)
+    )
     return choice, counts
 
 
@@ -396,10 +436,13 @@ def run_polyhedral(
     setting: Setting,
     gammas: Sequence[float | None],
     grids: Grids,
+    extends: PolyhedralChoice | None = None,
 ) -> tuple[MethodResult, PolyhedralChoice | None]:
-    """PLUME (``gammas`` numbers) or SPLA1 (``gammas == (None,)``) at the true K."""
+    """PLUME (``gammas`` numbers) or SPLA1 (``gammas == (None,)``) at the true
+    K; with ``extends``, PLUME or PLUME with label flips (see
+    :func:`choose_and_refit`)."""
     try:
-        choice, counts = choose_and_refit(split, setting, gammas, grids)
+        choice, counts = choose_and_refit(split, setting, gammas, grids, extends)
     except Exception as exc:
         return MethodResult(method, status="failed", message=str(exc)), None
     result = polyhedral_result(
@@ -407,8 +450,15 @@ def run_polyhedral(
     )
     result.total_seconds = choice.cv_seconds + choice.fit_seconds
     gamma = "" if choice.gamma is None else f"gamma={choice.gamma:g}, "
+    flips = ""
+    if extends is not None:
+        flips = (
+            f"flips (eps={choice.res.flip_rate:.3f}), "
+            if choice.flips
+            else "no flips, "
+        )
     result.hyper = (
-        f"{gamma}alpha={choice.alpha:g}, n_init={grids.n_init} "
+        f"{flips}{gamma}alpha={choice.alpha:g}, n_init={grids.n_init} "
         f"(CV {'log-lik' if grids.select == 'logloss' else 'acc'} "
         f"{choice.cv_score:.4f})"
     )
@@ -555,6 +605,7 @@ METHODS = {
     "svm": "SVM (RBF)",
     "cart": "CART",
     "plume-bic": "PLUME (K by BIC)",
+    "plume-flip": "PLUME or PLUME + flips",
 }
 TRUTH = "true polytope"
 
@@ -567,10 +618,23 @@ def run_setting(
     split = make_split(setting, args.n_train, args.n_test)
     grids: Grids = args.grids
     results: dict[str, MethodResult] = {}
-    if {"plume", "plume-bic"} & set(args.methods):
+    if {"plume", "plume-bic", "plume-flip"} & set(args.methods):
         results["plume"], choice = run_polyhedral(
             "PLUME", split, setting, grids.gammas, grids
         )
+        if "plume-flip" in args.methods:
+            results["plume-flip"] = (
+                run_polyhedral(
+                    METHODS["plume-flip"],
+                    split,
+                    setting,
+                    grids.gammas,
+                    grids,
+                    extends=choice,
+                )[0]
+                if choice is not None
+                else MethodResult(METHODS["plume-flip"], status="failed")
+            )
         if "plume-bic" in args.methods:
             results["plume-bic"] = (
                 run_plume_bic(split, setting, choice, grids)
@@ -826,19 +890,21 @@ def summary_lines(summary: pd.DataFrame, methods: list[str]) -> list[str]:
         & (gaps.index.get_level_values("d") <= 10)
     ]
     within = f"within {WITHIN_POINTS:g} point of the true polytope"
-    if "PLUME" in gaps:
-        misses = easy["PLUME"][~(easy["PLUME"] >= -WITHIN_POINTS)]
-        lines.append(
-            f"- PLUME {within} on {len(easy) - len(misses)} of {len(easy)} "
-            "noise-free settings with d <= 10" + listing(misses, "misses, gap")
-        )
-    if {"PLUME", "SVM (RBF)"} <= set(acc.columns):
-        diff = 100 * (acc["PLUME"] - acc["SVM (RBF)"])
-        below = diff[~(diff >= 0)]
-        lines.append(
-            f"- PLUME >= SVM (RBF) in test accuracy on {len(diff) - len(below)} of "
-            f"{len(diff)} settings" + listing(below, "below, PLUME - SVM")
-        )
+    for plume in ("PLUME", METHODS["plume-flip"]):
+        if plume in gaps:
+            misses = easy[plume][~(easy[plume] >= -WITHIN_POINTS)]
+            lines.append(
+                f"- {plume} {within} on {len(easy) - len(misses)} of {len(easy)} "
+                "noise-free settings with d <= 10" + listing(misses, "misses, gap")
+            )
+        if {plume, "SVM (RBF)"} <= set(acc.columns):
+            diff = 100 * (acc[plume] - acc["SVM (RBF)"])
+            below = diff[~(diff >= 0)]
+            lines.append(
+                f"- {plume} >= SVM (RBF) in test accuracy on "
+                f"{len(diff) - len(below)} of {len(diff)} settings"
+                + listing(below, f"below, {plume} - SVM")
+            )
     if "PLUME" in gaps:
         own = pivot(summary, "polytope_accuracy")["PLUME"].reindex(easy.index)
         own_gap = 100 * (own - acc[TRUTH].reindex(easy.index))
@@ -912,6 +978,12 @@ def protocol_lines(args: argparse.Namespace) -> list[str]:
         "random_state=s)` (k-means starts, best penalised objective) in CV and "
         "refit; predict class 1 when P(y=1|x) >= 0.5",
         f"- SPLA1 (`HardPolyhedralLogit`): true K, alpha in {list(g.alphas)}, as PLUME",
+        f"- {METHODS['plume-flip']}: the same CV over PLUME's gamma x alpha grid "
+        "and the same grid for `LabelFlipPolyhedralLogit` (PLUME with a share of "
+        "randomly flipped labels, estimated: P(y|x) = eps + (1 - 2 eps) PLUME); "
+        "PLUME's CV scores are reused, the best of the two grids is refitted "
+        "(`fit(alpha=a, n_init=..., random_state=s)`: PLUME first, then the "
+        "label-flip EM from it); ties go to PLUME; recovery as PLUME",
         f"- PLUME (K by BIC): K' in 1..K+{g.bic_extra} by the smallest BIC "
         "(-2 llf + log(N) K'(d+1), llf unpenalised at the penalised estimates) "
         "of fits on the whole training set, at PLUME's chosen gamma and alpha "
