@@ -69,6 +69,7 @@ def test_polyhedral_quick(tmp_path):
         "SVM (RBF)",
         "CART",
         "PLUME (K by BIC)",
+        "PLUME or PLUME + flips",
     }
     assert set(table["method"]) == expected
     assert (table["status"] == "ok").all()
@@ -78,6 +79,14 @@ def test_polyhedral_quick(tmp_path):
     assert table.groupby("method").size().eq(4).all()
     text = paths["md"].read_text()
     assert "## Summary" in text and "| 5 | 2 | 0.10 |" in text
+    # the extended grid can only match or beat PLUME's own CV score
+    cv = (
+        table.set_index(["d", "noise", "method"])["hyper_parameters"]
+        .str.extract(r"CV acc ([0-9.]+)")[0]
+        .astype(float)
+    )
+    for d, noise in {(d, n) for d, n, _ in cv.index}:
+        assert cv[d, noise, "PLUME or PLUME + flips"] >= cv[d, noise, "PLUME"]
 
 
 def test_table1_quick(data_dir, tmp_path):
