@@ -18,7 +18,8 @@ log-likelihood, ``q = lam / 2 + (1 - lam) p`` the observation's likelihood,
     d2l/deta2          = r s - lam (1 - lam)
 
 (from ``ds/dtheta = s r dL/dtheta`` and ``dr/deta = r s``; derived in
-``docs/label_flip.md`` and checked against finite differences in the tests).
+``docs/model.md``, section "Label flips", and checked against finite
+differences in the tests).
 
 EM treats "noise or PLUME" as one more latent label: the E-step gives ``r``,
 the M-step sets ``lam`` to the mean of ``r`` (closed form) and raises PLUME's
