@@ -145,6 +145,53 @@ def fit_em(
     With ``disp`` (and several starts) a line after each run says where it
     ended, so a long multi-start fit shows its progress.
     """
+    problem, scaling, traces = em_runs(
+        model,
+        start_params=start_params,
+        options=options,
+        mstep=mstep,
+        init=init,
+        n_init=n_init,
+        random_state=random_state,
+        alpha=alpha,
+        chunksize=chunksize,
+        disp=disp,
+    )
+    best = max(traces, key=lambda trace: trace.objective)
+    retvals = {
+        "converged": best.converged,
+        "iterations": best.n_iter,
+        "message": best.message,
+        "llf_history": np.asarray(best.llf_history),
+        "steps": list(best.steps),
+        "n_em_steps": best.n_em,
+        "n_newton_steps": best.n_newton,
+        "max_abs_score": best.max_abs_score,
+        "restarts_llf": np.array([trace.objective for trace in traces]),
+        "restarts_converged": np.array([trace.converged for trace in traces]),
+        "restarts_llf_history": [np.asarray(trace.llf_history) for trace in traces],
+    }
+    if isinstance(problem, BlockProblem):
+        # every run's passes over the data (one map-reduce each), starts included
+        retvals["data_passes"] = problem.passes
+    return problem, scaling, best.params, retvals, len(traces)
+
+
+def em_runs(
+    model,
+    *,
+    start_params,
+    options,
+    mstep,
+    init,
+    n_init,
+    random_state,
+    alpha,
+    chunksize=None,
+    disp=False,
+):
+    """The problem, its scaling and one EM trace per start (see
+    :func:`fit_em`, which keeps the best)."""
     problem, scaling = build_problem(model, alpha, chunksize)
     if start_params is not None:
         starts = [_user_start(model, scaling, start_params)]
@@ -166,24 +213,7 @@ def fit_em(
                 f"EM run {number}/{len(starts)}: objective = "
                 f"{traces[-1].objective:.10g} ({traces[-1].message})"
             )
-    best = max(traces, key=lambda trace: trace.objective)
-    retvals = {
-        "converged": best.converged,
-        "iterations": best.n_iter,
-        "message": best.message,
-        "llf_history": np.asarray(best.llf_history),
-        "steps": list(best.steps),
-        "n_em_steps": best.n_em,
-        "n_newton_steps": best.n_newton,
-        "max_abs_score": best.max_abs_score,
-        "restarts_llf": np.array([trace.objective for trace in traces]),
-        "restarts_converged": np.array([trace.converged for trace in traces]),
-        "restarts_llf_history": [np.asarray(trace.llf_history) for trace in traces],
-    }
-    if isinstance(problem, BlockProblem):
-        # every run's passes over the data (one map-reduce each), starts included
-        retvals["data_passes"] = problem.passes
-    return problem, scaling, best.params, retvals, len(starts)
+    return problem, scaling, traces
 
 
 def fit_direct(

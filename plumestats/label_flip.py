@@ -220,8 +220,10 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         method : {"em"}
             Only EM.
         maxiter, tol, mstep, init, n_init, random_state, alpha, em_tol
-            As for :meth:`PolyhedralMixtureLogit.fit`; ``maxiter`` applies to
-            the PLUME start and to the label-flip fit each. The L2 penalty
+            As for :meth:`PolyhedralMixtureLogit.fit`. Each of the ``n_init``
+            PLUME runs starts one label-flip run, and the best label-flip
+            log-likelihood is kept (``mle_retvals["restarts_llf"]`` has them
+            all); ``maxiter`` applies to each run of either. The L2 penalty
             ``alpha`` is on the hyperplanes' standardised slopes, not on the
             flip rate.
         flip_start : float, default 0.05
@@ -260,7 +262,10 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             em_tol=check_positive_float(em_tol, "em_tol"),
         )
         if start_params is None:
-            problem, scaling, theta, plume_retvals, n_runs = _fitting.fit_em(
+            # each PLUME run is the start of one label-flip run: the flips can
+            # move the faces to another local maximum, so the restarts are
+            # compared on the label-flip likelihood, not on PLUME's
+            problem, scaling, plume_runs = _fitting.em_runs(
                 self,
                 start_params=None,
                 options=options,
@@ -271,6 +276,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
                 alpha=alpha,
             )
             eta_start = float(logit(2.0 * flip_start))
+            starts = [np.append(run.params, eta_start) for run in plume_runs]
         else:
             start = self._check_params(start_params)
             if not np.all(np.isfinite(start)):
@@ -280,8 +286,9 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
                 )
             problem, scaling = _fitting.build_problem(self, alpha)
             theta = scaling.to_internal(start[:-1].reshape(self.k, -1)).ravel()
-            eta_start, plume_retvals, n_runs = float(start[-1]), None, 1
-        trace = run_flip_em(problem, np.append(theta, eta_start), options, mstep)
+            starts = [np.append(theta, start[-1])]
+        runs = [run_flip_em(problem, begin, options, mstep) for begin in starts]
+        trace = max(runs, key=lambda run: run.objective)
         internal = _fitting.canonical_order(problem, trace.params[:-1])
         internal = np.append(internal, trace.params[-1])
         state = flip_state(problem, internal)
@@ -314,7 +321,8 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             "max_abs_score": float(np.max(np.abs(grad[: size + 1 - trace.boundary]))),
             "boundary": trace.boundary,
             "separation": trace.diverged,
-            "plume_start": plume_retvals,
+            "restarts_llf": np.array([run.objective for run in runs]),
+            "restarts_converged": np.array([run.converged for run in runs]),
             "information_singular": singular,
         }
         settings = {
@@ -322,7 +330,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             "method": "em",
             "mstep": mstep,
             "init": "start_params" if start_params is not None else init,
-            "n_init": n_runs,
+            "n_init": len(runs),
             "alpha": alpha,
             "gating": self.gating,
             "maxiter": options.maxiter,

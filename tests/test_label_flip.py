@@ -272,3 +272,20 @@ def test_a_pandas_model_without_formula():
         res = LabelFlipPolyhedralLogit(pd.Series(y, name="y"), frame, k=1).fit()
     assert res.params.index[-1] == "flip_logit"
     assert isinstance(res.model, PolyhedralMixtureLogit)
+
+
+def test_restarts_are_compared_on_the_label_flip_likelihood():
+    data, _ = ps.simulate_polyhedron(1500, d=2, k=4, noise=0.1, random_state=2)
+    model = ps.plume_flip("y ~ x1 + x2", data, k=4)
+    res = model.fit(alpha=1e-5, n_init=4, random_state=0)
+    runs = res.mle_retvals["restarts_llf"]
+    assert runs.shape == (4,) and res.mle_settings["n_init"] == 4
+    # the older rule: label flips from the best PLUME run only
+    plume = ps.plume("y ~ x1 + x2", data, k=4).fit(alpha=1e-5, n_init=4, random_state=0)
+    from_best_plume = model.fit(
+        alpha=1e-5, start_params=np.append(plume.params, np.log(0.1 / 0.9))
+    )
+    assert runs.max() >= from_best_plume.mle_retvals["restarts_llf"][0] - 1e-8
+    # and the kept fit is the best run: refitting from it changes nothing
+    again = model.fit(alpha=1e-5, start_params=np.asarray(res.params))
+    assert again.mle_retvals["restarts_llf"][0] == pytest.approx(runs.max(), abs=1e-6)
