@@ -22,7 +22,7 @@ from ._em import PERFECT_LOGPROB, Problem, run_em, separating
 from ._scaling import DesignScaling
 from ._start import _START_MAX_ROWS, make_start
 
-__all__ = ["fit_direct", "fit_em"]
+__all__ = ["best_run", "em_runs", "fit_direct"]
 
 # Without a seed, fits are still reproducible: a statistician expects the same data
 # to give the same table. Pass random_state to vary the restarts.
@@ -127,36 +127,9 @@ def _user_start(model, scaling, start_params):
     return scaling.to_internal(start.reshape(model.k, -1)).ravel()
 
 
-def fit_em(
-    model,
-    *,
-    start_params,
-    options,
-    mstep,
-    init,
-    n_init,
-    random_state,
-    alpha,
-    chunksize=None,
-    disp=False,
-):
-    """EM from one or several starts; the best objective wins.
-
-    With ``disp`` (and several starts) a line after each run says where it
-    ended, so a long multi-start fit shows its progress.
-    """
-    problem, scaling, traces = em_runs(
-        model,
-        start_params=start_params,
-        options=options,
-        mstep=mstep,
-        init=init,
-        n_init=n_init,
-        random_state=random_state,
-        alpha=alpha,
-        chunksize=chunksize,
-        disp=disp,
-    )
+def best_run(problem, traces) -> tuple[np.ndarray, dict]:
+    """The run with the best objective (of :func:`em_runs`), and the fit's
+    ``mle_retvals``: its own trace and every run's final value."""
     best = max(traces, key=lambda trace: trace.objective)
     retvals = {
         "converged": best.converged,
@@ -174,7 +147,7 @@ def fit_em(
     if isinstance(problem, BlockProblem):
         # every run's passes over the data (one map-reduce each), starts included
         retvals["data_passes"] = problem.passes
-    return problem, scaling, best.params, retvals, len(traces)
+    return best.params, retvals
 
 
 def em_runs(
@@ -190,8 +163,12 @@ def em_runs(
     chunksize=None,
     disp=False,
 ):
-    """The problem, its scaling and one EM trace per start (see
-    :func:`fit_em`, which keeps the best)."""
+    """EM from one or several starts: the problem, its scaling and one trace
+    per start (:func:`best_run` picks the best).
+
+    With ``disp`` (and several starts) a line after each run says where it
+    ended, so a long multi-start fit shows its progress.
+    """
     problem, scaling = build_problem(model, alpha, chunksize)
     if start_params is not None:
         starts = [_user_start(model, scaling, start_params)]

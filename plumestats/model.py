@@ -570,7 +570,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 newton_finish=bool(newton_finish),
                 callback=_fitting.printer(callback) if disp else callback,
             )
-            problem, scaling, internal, retvals, n_runs = _fitting.fit_em(
+            problem, scaling, runs = _fitting.em_runs(
                 self,
                 start_params=start_params,
                 options=options,
@@ -582,7 +582,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 chunksize=chunksize,
                 disp=bool(disp),
             )
-            optimizer = f"EM ({mstep} M-step)"
+            internal, retvals = _fitting.best_run(problem, runs)
+            optimizer, n_runs = f"EM ({mstep} M-step)", len(runs)
         else:
             if alpha > 0:
                 raise ValueError(

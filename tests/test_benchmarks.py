@@ -191,10 +191,14 @@ def test_label_noise_quick():
     # d = 2, K = 2, 10% of labels flipped: the label-flip likelihood finds the
     # flip rate and the true faces, where PLUME's sit outside them
     stdout = _run("label_noise.py", "--quick")
-    row = stdout.strip().splitlines()[-1].strip("|").split("|")
-    true, plume, contaminated, _, eps, shift_plume, shift_fixed = (
-        float(cell) for cell in row[3:10]
-    )
+    row = [
+        cell.strip() for cell in stdout.strip().splitlines()[-1].strip("|").split("|")
+    ]
+    true, plume, contaminated = (float(cell) for cell in row[3:6])
+    eps, interval = row[7].split(" ")
+    low, high = (float(v) for v in interval.strip("()").split("-"))
+    shift_plume, shift_fixed = float(row[8]), float(row[9])
     assert contaminated >= true - 0.005 > plume
-    assert abs(eps - 0.1) < 0.02
+    assert abs(float(eps) - 0.1) < 0.02 and low < 0.1 < high
     assert shift_plume > 0.03 and abs(shift_fixed) < 0.01
+    assert row[10] == "True"  # the label-flip fit converged
