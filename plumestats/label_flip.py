@@ -30,6 +30,7 @@ from statsmodels.tools.sm_exceptions import (
 )
 
 from . import _dask, _fitting
+from ._compat import cache_readonly
 from ._covariance import invert_information, warn_singular_information
 from ._em import EMOptions
 from ._flip import (
@@ -448,6 +449,14 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
         eta = float(np.asarray(self.params)[-1])
         half = stats.norm.isf(alpha / 2.0) * float(np.asarray(self.bse)[-1])
         return float(expit(eta - half) / 2.0), float(expit(eta + half) / 2.0)
+
+    @cache_readonly
+    def llr_pvalue(self) -> float:
+        """Chi-squared p-value of ``llr`` against the intercept-only logit, on
+        ``df_model + 1`` degrees of freedom (the null has no flip rate either);
+        as indicative as PLUME's for K > 1, and the flip rate's null value 0 is
+        on the boundary."""
+        return float(stats.chi2.sf(self.llr, self.df_model + self.model.k_extra))
 
     def _plume_only(self, *args, **kwargs):
         raise NotImplementedError(

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit, logsumexp
 from statsmodels.tools.numdiff import approx_fprime, approx_hess3
@@ -158,6 +159,9 @@ def test_results_api(noisy_fit, tmp_path):
     ]
     assert res.df_model == 5
     assert res.aic == pytest.approx(-2 * res.llf + 2 * 7)
+    assert res.bic == pytest.approx(-2 * res.llf + np.log(len(data)) * 7)
+    # against the intercept-only logit: 6 more parameters, the flip rate included
+    assert res.llr_pvalue == pytest.approx(stats.chi2.sf(res.llr, 6))
     assert res.conf_int().shape == (7, 2)
     assert res.flip_rate == pytest.approx(expit(res.params.iloc[-1]) / 2)
     low, high = res.flip_rate_conf_int()
