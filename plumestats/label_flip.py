@@ -292,22 +292,9 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         trace = max(runs, key=lambda run: run.objective)
         internal = _fitting.canonical_order(problem, trace.params[:-1])
         internal = np.append(internal, trace.params[-1])
-        state = flip_state(problem, internal)
-        neg_hess = flip_neg_hessian(problem, state)
-        grad = flip_gradient(problem, internal, state)
-        size = internal.size - 1
-        if trace.boundary:
-            # eta has no interior maximum: the hyperplanes' covariance is PLUME's
-            # given eps = 0, and eta's own variance is undefined
-            neg_hess[size, :size] = neg_hess[:size, size] = 0.0
-            neg_hess[size, size] = 1.0
-        cov_internal, singular = invert_information(neg_hess)
-        jac = np.zeros((size + 1, size + 1))
-        jac[:size, :size] = np.kron(np.eye(self.k), scaling.jacobian_to_user())
-        jac[size, size] = 1.0
-        cov = jac @ cov_internal @ jac.T
-        if trace.boundary:
-            cov[size, :] = cov[:, size] = np.nan
+        cov, singular, max_abs_score = _covariance(
+            problem, scaling, internal, trace.boundary
+        )
         params = np.append(
             scaling.to_user(internal[:-1].reshape(self.k, -1)).ravel(), internal[-1]
         )
@@ -319,7 +306,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             "steps": list(trace.steps),
             "n_em_steps": trace.n_em,
             "n_newton_steps": trace.n_newton,
-            "max_abs_score": float(np.max(np.abs(grad[: size + 1 - trace.boundary]))),
+            "max_abs_score": max_abs_score,
             "boundary": trace.boundary,
             "separation": trace.diverged,
             "restarts_llf": np.array([run.objective for run in runs]),
@@ -388,6 +375,32 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             )
         if singular is not None and not trace.diverged:
             warn_singular_information(singular, stacklevel=3)
+
+
+def _covariance(problem, scaling, internal: np.ndarray, boundary: bool):
+    """Covariance of the user-unit parameters from the joint observed
+    information in the engine's standardised coordinates (as for PLUME), the
+    reason it is singular (or None), and the largest score at the estimate.
+
+    At the boundary eps = 0, ``flip_logit`` has no interior maximum: the faces'
+    covariance is then PLUME's given eps = 0, and ``flip_logit``'s is NaN.
+    """
+    state = flip_state(problem, internal)
+    neg_hess = flip_neg_hessian(problem, state)
+    grad = flip_gradient(problem, internal, state)
+    size = internal.size - 1
+    if boundary:
+        neg_hess[size, :size] = neg_hess[:size, size] = 0.0
+        neg_hess[size, size] = 1.0
+        grad = grad[:size]
+    cov_internal, singular = invert_information(neg_hess)
+    jac = np.zeros((size + 1, size + 1))
+    jac[:size, :size] = np.kron(np.eye(problem.k), scaling.jacobian_to_user())
+    jac[size, size] = 1.0
+    cov = jac @ cov_internal @ jac.T
+    if boundary:
+        cov[size, :] = cov[:, size] = np.nan
+    return cov, singular, float(np.max(np.abs(grad)))
 
 
 class _UserProblem:
