@@ -34,6 +34,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from ._likelihood import compute_terms, linear_scores
 from .hard import HardPolyhedralLogit
+from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
 
 __all__ = ["PolyhedralClassifier"]
@@ -89,6 +90,12 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState, Generator or None, default None
         Seed of the starts. ``None`` uses the engine's fixed seed, so that fits
         are reproducible.
+    label_flips : bool, default False
+        Fit :class:`plumestats.LabelFlipPolyhedralLogit` instead: a share
+        ``flip_rate_`` of the labels is taken to be flipped at random, and
+        ``predict_proba`` gives the probabilities of the labels as observed,
+        ``eps + (1 - 2 eps) P``. For noisy labels; needs a finite ``gamma``
+        and, on data that are a polytope apart from the flips, ``alpha > 0``.
 
     Attributes
     ----------
@@ -105,6 +112,8 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     results_ : PolyhedralMixtureLogitResults
         The statsmodels-style results (``summary()``, ``bse``, ``llf``, ...).
         The outcome is coded 1 for ``classes_[1]``.
+    flip_rate_ : float
+        Estimated share of randomly flipped labels (0 unless ``label_flips``).
     converged_ : bool
         Whether the best run converged.
     n_iter_ : int
@@ -150,6 +159,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         max_iter: int = 500,
         tol: float = 1e-8,
         random_state=None,
+        label_flips: bool = False,
     ):
         self.k = k
         self.gamma = gamma
@@ -161,6 +171,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
+        self.label_flips = label_flips
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -211,7 +222,20 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         design = pd.DataFrame(
             _with_intercept(X), columns=["Intercept", *self._feature_names()]
         )
-        if self._hard:
+        if self.label_flips and self._hard:
+            raise ValueError(
+                "label_flips=True needs soft gating (a finite gamma); the label-"
+                "flip model has no hard-gating variant"
+            )
+        if self.label_flips:
+            model = LabelFlipPolyhedralLogit(
+                y_coded.astype(float),
+                design,
+                k=self.k,
+                gamma=self.gamma,
+                inside=self.inside,
+            )
+        elif self._hard:
             model = HardPolyhedralLogit(
                 y_coded.astype(float), design, k=self.k, inside=self.inside
             )
@@ -233,7 +257,9 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 random_state=_engine_seed(self.random_state),
                 alpha=self.alpha,
             )
-        weights = np.asarray(results.params, dtype=float).reshape(self.k, -1)
+        params = np.asarray(results.params, dtype=float)
+        self.flip_rate_ = float(results.flip_rate) if self.label_flips else 0.0
+        weights = params[: self.k * design.shape[1]].reshape(self.k, -1)
         self.intercept_ = weights[:, 0].copy()
         self.coef_ = weights[:, 1:].copy()
         self.results_ = results
@@ -269,6 +295,12 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
             ones = np.ones(scores.shape[0])
             log_in = compute_terms(scores, ones, self.gamma).loglikeobs
             log_out = compute_terms(scores, -ones, self.gamma).loglikeobs
+            if self.flip_rate_ > 0:
+                # the observed label: eps + (1 - 2 eps) P, on the log scale
+                log_eps = np.log(self.flip_rate_)
+                log_clean = np.log1p(-2.0 * self.flip_rate_)
+                log_in = np.logaddexp(log_eps, log_clean + log_in)
+                log_out = np.logaddexp(log_eps, log_clean + log_out)
             log_odds_inside = log_in - log_out
         return log_odds_inside if self.inside == 1 else -log_odds_inside
 

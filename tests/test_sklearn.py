@@ -23,7 +23,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from plumestats import HardPolyhedralLogit, PolyhedralMixtureLogit
+from plumestats import (
+    HardPolyhedralLogit,
+    LabelFlipPolyhedralLogit,
+    PolyhedralMixtureLogit,
+)
 from plumestats.datasets import simulate_polyhedron
 from plumestats.sklearn import PolyhedralClassifier
 
@@ -36,6 +40,7 @@ from plumestats.sklearn import PolyhedralClassifier
         PolyhedralClassifier(k=1),
         PolyhedralClassifier(gamma=np.inf),
         PolyhedralClassifier(inside=0, alpha=1e-3, mstep="bfgs"),
+        PolyhedralClassifier(label_flips=True, alpha=1e-3),
     ]
 )
 def test_sklearn_compatible(estimator, check):
@@ -71,6 +76,29 @@ def test_matches_the_engine(polygon):
     assert_allclose(clf.results_.params, res.params, rtol=1e-10)
     assert_allclose(clf.predict_proba(X)[:, 1], res.predict(), rtol=1e-9, atol=1e-12)
     assert list(clf.results_.params.index[:3]) == ["h1:Intercept", "h1:x1", "h1:x2"]
+
+
+def test_label_flips_match_the_engine():
+    data, _ = simulate_polyhedron(3000, d=2, k=2, noise=0.1, random_state=0)
+    X, y = data[["x1", "x2"]], data["y"].to_numpy()
+    clf = PolyhedralClassifier(k=2, alpha=1e-6, label_flips=True).fit(X, y)
+    res = LabelFlipPolyhedralLogit(y, sm.add_constant(X), k=2).fit(alpha=1e-6)
+    assert_allclose(clf.results_.params, res.params, rtol=1e-10)
+    assert clf.flip_rate_ == pytest.approx(res.flip_rate)
+    assert 0.07 < clf.flip_rate_ < 0.13
+    # probabilities of the labels as observed, never beyond the noise floors
+    proba = clf.predict_proba(X)[:, 1]
+    assert_allclose(proba, res.predict(), rtol=1e-9, atol=1e-12)
+    assert proba.min() >= clf.flip_rate_ * (1 - 1e-9)
+    assert proba.max() <= 1 - clf.flip_rate_ * (1 - 1e-9)
+    assert_array_equal(clf.predict(X), (proba > 0.5).astype(int))
+    assert clf.coef_.shape == (2, 2) and clf.intercept_.shape == (2,)
+
+
+def test_label_flips_need_soft_gating(polygon):
+    X, y = polygon
+    with pytest.raises(ValueError, match="finite gamma"):
+        PolyhedralClassifier(gamma=np.inf, label_flips=True).fit(X, y)
 
 
 def test_hard_gating_is_spla1(polygon):
