@@ -145,12 +145,13 @@ def build_summary(
         bse, tvalues, pvalues, conf = _bootstrap_columns(params, bootstrap, alpha)
     p = len(exog_names)
     blocks = [
-        (f"hyperplane h{k + 1}", slice(k * p, (k + 1) * p)) for k in range(results.k)
+        (f"hyperplane h{k + 1}", slice(k * p, (k + 1) * p), exog_names)
+        for k in range(results.k)
     ]
     if flips:
-        blocks.append(("label flips", slice(results.k * p, results.k * p + 1)))
-    for label, rows in blocks:
-        names = list(np.asarray(results.model.data.param_names)[rows])
+        flip_name = results.model.data.param_names[-1]
+        blocks.append(("label flips", slice(results.k * p, None), [flip_name]))
+    for label, rows, names in blocks:
         table = summary_params(
             (
                 results,
@@ -161,7 +162,7 @@ def build_summary(
                 conf[rows],
             ),
             yname=label,
-            xname=exog_names if label != "label flips" else names,
+            xname=names,
             alpha=alpha,
             use_t=results.use_t,
         )
