@@ -2,7 +2,7 @@
 
 Build with ``python -m sphinx -W --keep-going -b html docs docs/_build/html``
 (needs ``pip install "plumestats[docs]"``). Nothing here executes notebooks: the
-only code run at build time is three quick examples, whose printed output and
+only code run at build time is four quick examples, whose printed output and
 figures the pages show (a few seconds).
 """
 
@@ -121,6 +121,7 @@ def _run_example(name: str, argv: list[str]) -> None:
 
 
 _run_example("quickstart", [])
+_run_example("label_flips", [])
 _run_example("real_data", ["--figure", str(GENERATED / "real_data.png")])
 # interpretation.md shows the figures this example saves to its default folder
 # (examples/output/, not in git), so a fresh clone must make them first.

@@ -1,9 +1,9 @@
 r"""PLUME with randomly flipped labels: a polyhedron seen through label noise.
 
 A logistic expert cannot flatten to a noise floor: where labels are flipped at
-random, PLUME's faces move outwards to explain the wrong labels near them
-(``benchmarks/label_noise.py`` measures it). This model adds the flip rate as a
-parameter of the likelihood instead (Copas, 1988):
+random, PLUME's faces move off the polytope to explain the wrong labels
+near them (``benchmarks/label_noise.py`` measures it). This model adds the
+flip rate as a parameter of the likelihood instead (Copas, 1988):
 
 .. math::
 
@@ -65,8 +65,8 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
 
     where the sum is :class:`PolyhedralMixtureLogit`'s model of the clean label.
     Where labels are noisy the faces then stay on the polytope instead of
-    moving outwards to explain the wrong labels near them, and predictions
-    are capped at ``1 - eps``.
+    moving off it to explain the wrong labels near them, and predictions
+    stay within ``[eps, 1 - eps]``.
 
     Parameters
     ----------

@@ -38,6 +38,7 @@ EXPECTED_OUTPUT = {
     "quickstart.py": ["PolyhedralMixtureLogit Regression Results", "AIC"],
     "real_data.py": ["LR = ", "hyperplane h2", "Predictions for three profiles"],
     "table1.py": ["| heart | plume-newton |", "| heart | logit |"],
+    "label_flips.py": ["label flips", "flip rate: 0.104", "LR test of no flips"],
 }
 EXPECTED_FILES = {
     "real_data.py": ["fig.png"],
