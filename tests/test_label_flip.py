@@ -293,3 +293,10 @@ def test_restarts_are_compared_on_the_label_flip_likelihood():
     # and the kept fit is the best run: refitting from it changes nothing
     again = model.fit(alpha=1e-5, start_params=np.asarray(res.params))
     assert again.mle_retvals["restarts_llf"][0] == pytest.approx(runs.max(), abs=1e-6)
+
+
+def test_dask_input_is_refused():
+    da = pytest.importorskip("dask.array", reason="needs the dask extra")
+    y, x, _ = _design(0, nobs=60)
+    with pytest.raises(TypeError, match="in-memory"):
+        LabelFlipPolyhedralLogit(da.from_array(y), da.from_array(x), k=2)
