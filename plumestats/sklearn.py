@@ -227,25 +227,15 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 "label_flips=True needs soft gating (a finite gamma); the label-"
                 "flip model has no hard-gating variant"
             )
-        if self.label_flips:
-            model = LabelFlipPolyhedralLogit(
-                y_coded.astype(float),
-                design,
-                k=self.k,
-                gamma=self.gamma,
-                inside=self.inside,
-            )
-        elif self._hard:
-            model = HardPolyhedralLogit(
-                y_coded.astype(float), design, k=self.k, inside=self.inside
-            )
+        y_float = y_coded.astype(float)
+        if self._hard:
+            model = HardPolyhedralLogit(y_float, design, k=self.k, inside=self.inside)
         else:
-            model = PolyhedralMixtureLogit(
-                y_coded.astype(float),
-                design,
-                k=self.k,
-                gamma=self.gamma,
-                inside=self.inside,
+            soft = (
+                LabelFlipPolyhedralLogit if self.label_flips else PolyhedralMixtureLogit
+            )
+            model = soft(
+                y_float, design, k=self.k, gamma=self.gamma, inside=self.inside
             )
         with _reissued_fit_warnings():
             results = model.fit(
