@@ -36,6 +36,7 @@ import numpy as np
 from scipy.special import expit, log_expit, logit
 
 from ._em import (
+    MSTEPS,
     EMOptions,
     Problem,
     _ascent_step,
@@ -43,7 +44,6 @@ from ._em import (
     _diverging,
     _rounding,
     _small_gradient,
-    run_em,
 )
 from ._likelihood import Terms, gram_blocks
 
@@ -146,23 +146,34 @@ class FlipTrace:
         return self.steps.count("newton")
 
 
-def _em_step(problem: Problem, params, state, mstep: str, at_boundary: bool):
-    """One EM iteration: ``lam`` in closed form, then one weighted PLUME EM
-    step on the hyperplanes (from the same E-step, so L cannot fall)."""
+def _em_step(problem: Problem, params, state, solver, at_boundary: bool):
+    """One EM iteration: ``lam`` in closed form, then one PLUME M-step on the
+    hyperplanes, weighted by ``s``, on the surrogate Q of the same E-step (so
+    the objective cannot fall). The E-step's PLUME terms are reused: the
+    weights enter only the sums, not the per-row quantities."""
     lam = float(np.mean(state.noise))
     lam = min(max(lam, BOUNDARY_LAM), 1.0 - BOUNDARY_LAM)
+    eta = logit(BOUNDARY_LAM) if at_boundary else float(logit(lam))
+    theta, terms, resp = params[:-1], state.terms, state.terms.resp
     problem.weights = state.clean
     try:
-        inner = run_em(
+
+        def surrogate(trial):
+            trial_terms = problem.terms(trial)
+            return problem.surrogate(trial, trial_terms, resp), trial_terms
+
+        outcome = solver(
             problem,
-            params[:-1],
-            EMOptions(maxiter=1, em_tol=0.0, newton_finish=False),
-            mstep,
+            surrogate,
+            theta,
+            terms,
+            problem.gradient(theta, terms),
+            problem.surrogate(theta, terms, resp),
         )
     finally:
         problem.weights = None
-    eta = logit(BOUNDARY_LAM) if at_boundary else float(logit(lam))
-    return np.append(inner.params, eta)
+    # no ascent on Q (at its maximum): the hyperplanes stay, lam still moves
+    return np.append(theta if outcome is None else outcome[0], eta)
 
 
 def run_flip_em(
@@ -190,6 +201,7 @@ def run_flip_em(
     newton_phase = False
     memory: dict = {}
     moves: list[float] = []
+    solver = MSTEPS[mstep]()  # one per run: BFGS keeps its curvature pairs
 
     def evaluate(trial):
         trial_state = flip_state(problem, trial)
@@ -230,7 +242,7 @@ def run_flip_em(
                 new_params[free] = new_free
                 outcome = (new_params, new_state, "newton", full_newton, direction)
         if outcome is None:
-            new_params = _em_step(problem, params, state, mstep, trace.boundary)
+            new_params = _em_step(problem, params, state, solver, trace.boundary)
             new_state = flip_state(problem, new_params)
             outcome = (new_params, new_state, "em", False, None)
         new_params, new_state, kind, full_newton, direction = outcome

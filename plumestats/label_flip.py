@@ -411,14 +411,14 @@ class _UserProblem:
     def __init__(self, model: LabelFlipPolyhedralLogit):
         self._model = model
         self.exog = model.exog
-        self.gamma = model._weights_gamma
+        self.gamma = model.gamma
         self.nobs = model.nobs
         self.ridge = np.zeros(model.nparams - 1)
 
     def terms(self, theta: np.ndarray) -> Terms:
         model = self._model
         scores = linear_scores(theta, model.exog, model.k)
-        return compute_terms(scores, model._y_inside, model.gamma)
+        return compute_terms(scores, model._y_inside, self.gamma)
 
     def penalty(self, theta: np.ndarray) -> float:
         return 0.0
@@ -432,16 +432,6 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
     Rademacher bound, the bootstrap, the fit diagnostics, responsibilities)
     raises ``NotImplementedError``.
     """
-
-    @property
-    def hyperplanes(self):
-        import pandas as pd
-
-        return pd.DataFrame(
-            np.reshape(np.asarray(self.params)[:-1], (self.k, -1)),
-            index=[f"h{i + 1}" for i in range(self.k)],
-            columns=list(self.model.exog_names),
-        )
 
     @property
     def flip_rate(self) -> float:

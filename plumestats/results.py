@@ -225,10 +225,13 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
     @property
     def hyperplanes(self) -> pd.DataFrame:
         """The K hyperplanes as a ``(K, p)`` DataFrame (rows ``h1..hK``)."""
+        columns = list(self.model.exog_names)
+        # the first K p parameters: a model with extra ones puts them last
+        weights = np.asarray(self.params)[: self.k * len(columns)]
         return pd.DataFrame(
-            np.reshape(np.asarray(self.params), (self.k, -1)),
+            weights.reshape(self.k, -1),
             index=[f"h{i + 1}" for i in range(self.k)],
-            columns=list(self.model.exog_names),
+            columns=columns,
         )
 
     def predict(self, exog=None, transform: bool = True, *args, **kwargs):

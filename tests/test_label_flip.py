@@ -24,7 +24,7 @@ from statsmodels.tools.sm_exceptions import (
 )
 
 import plumestats.api as ps
-from plumestats import LabelFlipPolyhedralLogit, PolyhedralMixtureLogit
+from plumestats import LabelFlipPolyhedralLogit
 
 
 def independent_loglike(params, y01, x, k, gamma, inside=1):
@@ -268,14 +268,15 @@ def test_predictions_stay_between_the_noise_floors(eta, scale, seed):
     assert loglike >= len(y) * np.log(lam / 2) - 1e-9
 
 
-def test_a_pandas_model_without_formula():
-    y, x, _ = _design(1, nobs=400)
-    frame = pd.DataFrame(x, columns=["const", "a", "b"])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        res = LabelFlipPolyhedralLogit(pd.Series(y, name="y"), frame, k=1).fit()
-    assert res.params.index[-1] == "flip_logit"
-    assert isinstance(res.model, PolyhedralMixtureLogit)
+def test_pandas_and_arrays_give_the_formula_fit(noisy_fit):
+    data, res = noisy_fit
+    frame = data[["x1", "x2"]].assign(Intercept=1.0)[["Intercept", "x1", "x2"]]
+    by_frame = LabelFlipPolyhedralLogit(data["y"], frame, k=2).fit()
+    by_array = LabelFlipPolyhedralLogit(data["y"].to_numpy(), frame.to_numpy(), k=2)
+    np.testing.assert_allclose(by_frame.params, res.params, rtol=1e-10)
+    np.testing.assert_allclose(by_array.fit().params, res.params, rtol=1e-10)
+    assert list(by_frame.params.index) == list(res.params.index)
+    pd.testing.assert_frame_equal(by_frame.hyperplanes, res.hyperplanes)
 
 
 def test_restarts_are_compared_on_the_label_flip_likelihood():
