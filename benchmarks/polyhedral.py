@@ -982,8 +982,9 @@ def protocol_lines(args: argparse.Namespace) -> list[str]:
         "and the same grid for `LabelFlipPolyhedralLogit` (PLUME with a share of "
         "randomly flipped labels, estimated: P(y|x) = eps + (1 - 2 eps) PLUME); "
         "PLUME's CV scores are reused, the best of the two grids is refitted "
-        "(`fit(alpha=a, n_init=..., random_state=s)`: PLUME first, then the "
-        "label-flip EM from it); ties go to PLUME; recovery as PLUME",
+        "(`fit(alpha=a, n_init=..., random_state=s)`: each PLUME run starts one "
+        "label-flip EM run, the best label-flip fit is kept); ties go to PLUME; "
+        "recovery as PLUME",
         f"- PLUME (K by BIC): K' in 1..K+{g.bic_extra} by the smallest BIC "
         "(-2 llf + log(N) K'(d+1), llf unpenalised at the penalised estimates) "
         "of fits on the whole training set, at PLUME's chosen gamma and alpha "
