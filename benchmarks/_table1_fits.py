@@ -379,6 +379,9 @@ def best_of(means: dict[Setting, float], settings: list[Setting]) -> Setting:
     return min(tied, key=lambda s: s.tie_key())
 
 
+RULES = ("best", "one-se", "gate", "gate-mle")
+
+
 def choose(
     scores: dict[Setting, np.ndarray],
     rule: str = "one-se",
@@ -400,6 +403,13 @@ def choose(
     standard errors of the paired per-row difference; then K = 1's best. Unlike
     ``"one-se"`` it does not trade a larger K for a smaller K >= 2: it only asks
     whether a polyhedron beats the simpler model at all.
+    ``rule="gate-mle"``: as ``"gate"``, but when K = 1 wins, the unpenalised
+    fit (alpha = 0, logistic regression's maximum-likelihood estimate, the fit
+    of statsmodels' ``Logit``) is returned. The penalised K = 1 settings are
+    then only the yardstick a polyhedron must beat: the held-out log-likelihood
+    picks the penalty that shrinks P(y=1|x) towards the base rate, and on a
+    weak signal (ilpd) that shrinkage turns predictions to the majority class
+    and costs accuracy.
     Settings without a K (SVM, CART) always use ``"best"``.
 
     ``within`` (default: ``scores``) are the scores that choose among the
@@ -419,16 +429,19 @@ def choose(
             if within_n_se(scores[best], scores[candidate], n_se, TIE_TOLERANCE):
                 size = k
                 break
-    elif rule == "gate" and best.k > 1:
+    elif rule in ("gate", "gate-mle") and best.k > 1:
         simplest = [s for s in scores if s.k == 1]
         if simplest:
             logistic = best_of(means, simplest)
             if within_n_se(scores[best], scores[logistic], n_se, TIE_TOLERANCE):
                 size = 1
-    elif rule not in ("best", "gate"):
-        raise ValueError(f"rule must be 'best', 'one-se' or 'gate', not {rule!r}")
+    elif rule not in RULES:
+        raise ValueError(f"rule must be one of {', '.join(RULES)}, not {rule!r}")
     within_means = {s: float(np.mean(v)) for s, v in within.items()}
-    return best_of(within_means, [s for s in within if s.k == size])
+    chosen = best_of(within_means, [s for s in within if s.k == size])
+    if rule == "gate-mle" and chosen.k == 1:
+        return replace(chosen, alpha=0.0)
+    return chosen
 
 
 def select(
@@ -457,7 +470,7 @@ def select(
     warm_start : bool
         Start each PLUME/SPLA1 fit from the estimate at the previous, larger
         alpha of the same K/gamma/inside on the same inner fold.
-    rule : {"one-se", "gate", "best"}
+    rule : {"one-se", "gate", "gate-mle", "best"}
         How the per-row scores choose a setting (:func:`choose`).
 
     Returns
@@ -496,10 +509,13 @@ def select(
         scores[setting] = np.concatenate(values)
         costs[setting] = time.perf_counter() - setting_start
     chosen = choose(scores, rule)
+    # gate-mle's unpenalised K = 1 was not searched: report the score of the
+    # penalised K = 1 setting that won the gate for it
+    scored = chosen if chosen in scores else choose(scores, "gate")
     slowest = max(costs, key=costs.get)
     return Selection(
         chosen,
-        float(np.mean(scores[chosen])),
+        float(np.mean(scores[scored])),
         time.perf_counter() - start,
         caught,
         failures,

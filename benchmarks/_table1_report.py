@@ -534,14 +534,24 @@ def protocol_lines(context: RunContext) -> list[str]:
             "CART take their best setting. "
             if config.rule == "one-se"
             else (
-                "Rule `gate` (PLUME and SPLA1): the best mean score, unless the "
-                "best setting is a polyhedron (K >= 2) that beats the best K = 1 "
-                "setting (logistic regression) by no more than one standard error "
-                "of the paired per-row difference of the validation scores pooled "
-                "over the inner folds; then K = 1's best alpha. SVM and CART take "
-                "their best setting. "
+                f"Rule `{config.rule}` (PLUME and SPLA1): the best mean score, "
+                "unless the best setting is a polyhedron (K >= 2) that beats the "
+                "best K = 1 setting (logistic regression) by no more than one "
+                "standard error of the paired per-row difference of the "
+                "validation scores pooled over the inner folds; then "
+                + (
+                    "K = 1's best alpha. "
+                    if config.rule == "gate"
+                    else "K = 1 fitted without penalty (alpha = 0: logistic "
+                    "regression's maximum-likelihood fit, as `Logit`; the "
+                    "penalised K = 1 settings are only the polyhedra's "
+                    "yardstick, because the validation log-likelihood picks the "
+                    "penalty that shrinks P(y=1|x) towards the base rate, which "
+                    "on a weak signal costs accuracy). "
+                )
+                + "SVM and CART take their best setting. "
             )
-            if config.rule == "gate"
+            if config.rule in ("gate", "gate-mle")
             else "Rule `best`: the best mean score. "
         )
         + "Simplest first (and ties within 1e-12): smaller K, then larger alpha, "

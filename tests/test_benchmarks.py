@@ -129,8 +129,9 @@ def test_table1_rules_quick(data_dir, tmp_path):
     args = ["--quick", "--data-dir", str(data_dir), "--output", str(tmp_path)]
     _run("table1_rules.py", *args, "--cache-dir", str(tmp_path / "cache"))
     summary = pd.read_csv(tmp_path / "table1_rules_quick.csv")
-    # Logit and 28 rules on heart; a rule's accuracy is a share of rows
-    assert len(summary) == 29 and set(summary["dataset"]) == {"heart"}
+    # Logit and 36 rules on heart; a rule's accuracy is a share of rows
+    assert len(summary) == 37 and set(summary["dataset"]) == {"heart"}
+    assert "gate-mle1-ll/5" in set(summary["rule"])  # table1.py's default
     assert summary["accuracy"].between(50, 100).all()
     logit = summary.set_index("rule").loc["logit"]
     assert logit["minus_logit"] == 0
@@ -184,6 +185,24 @@ def test_table1_gate_keeps_logistic_unless_polyhedron_clearly_wins():
     assert fits.choose(failed, "gate") == large
     with pytest.raises(ValueError, match="rule must be"):
         fits.choose(clear, "smallest")
+
+
+def test_table1_gate_mle_fits_logistic_regression_without_penalty():
+    fits = _table1_fits()
+    rng = np.random.default_rng(1)
+    base = rng.normal(-0.6, 0.3, 300)
+    shrunk = fits.PolySetting(1, 1e-2)  # the better validation log-likelihood
+    light = fits.PolySetting(1, 1e-4)
+    polytope = fits.PolySetting(2, 1e-3, 1.0, 1)
+    noise = rng.normal(0.0, 0.05, 300)  # paired SE of the difference ~0.003
+    scores = {shrunk: base + 0.01, light: base, polytope: base + 0.011 + noise}
+    # the gate keeps K = 1 (its best penalty is the yardstick) ...
+    assert fits.choose(scores, "gate") == shrunk
+    # ... and gate-mle fits that K = 1 without a penalty, as Logit does
+    assert fits.choose(scores, "gate-mle") == fits.PolySetting(1, 0.0)
+    # a polyhedron that clearly wins is chosen as under "gate"
+    clear = {**scores, polytope: base + 0.2 + noise}
+    assert fits.choose(clear, "gate-mle") == fits.choose(clear, "gate") == polytope
 
 
 def test_label_noise_quick():
