@@ -14,14 +14,14 @@ pima, one repeat, 3 outer folds, reduced grids; about a minute) and writes
 Arguments, if given, are passed on to the benchmark as they are, e.g.
 ``python examples/table1.py --quick --datasets heart --no-timing --output /tmp``.
 
-The table published in ``benchmarks/results/table1.md`` (the four small
-datasets, 3 repeats: 38 minutes on two cores)::
+The table published in ``benchmarks/results/table1.md`` (heart, ilpd and
+pima, the paper's 10 repeats: 76 minutes on two cores)::
 
-    python benchmarks/table1.py --repeats 3 --jobs 2 \\
-        --datasets ionosphere heart ilpd pima
+    python benchmarks/table1.py --jobs 2 --datasets heart ilpd pima
 
-and adult (one repeat of 10 folds, ``table1_adult.md``) is
-``--datasets adult --jobs 2`` (29 minutes).
+ionosphere (``table1_ionosphere_10repeats.md``, 39 minutes) is
+``--jobs 2 --datasets ionosphere``, and adult (one repeat of 10 folds,
+``table1_adult.md``, 29 minutes) is ``--datasets adult --jobs 2``.
 
 See ``python benchmarks/table1.py --help`` for every option.
 """
