@@ -340,14 +340,37 @@ def selection_scorer(family: str, select: str) -> Callable:
 
 
 # ------------------------------------------------------------------ selection
+def pool_by_row(values: list[np.ndarray], splits: list[Split]) -> np.ndarray:
+    """Per-row validation scores pooled over the inner splits.
+
+    With one cross-validation each row is validated once and this is the
+    concatenation. With R repeats (reshuffled folds), each row's R scores are
+    averaged, so that the rows stay the units of the paired standard errors of
+    :func:`choose` (stacking R correlated copies of a row would shrink them by
+    about sqrt(R)). Rows come out in data-set order, the same for every setting.
+    """
+    if any(split.test_rows is None for split in splits):
+        return np.concatenate(values)
+    rows = np.concatenate([split.test_rows for split in splits])
+    _, row_index = np.unique(rows, return_inverse=True)
+    totals = np.bincount(row_index, weights=np.concatenate(values))
+    return totals / np.bincount(row_index)
+
+
 @dataclass(frozen=True)
 class Split:
-    """Training and validation designs and outcomes of one (inner) split."""
+    """Training and validation designs and outcomes of one (inner) split.
+
+    ``test_rows`` identifies the validation rows (indices into the data set),
+    so that scores from inner cross-validations repeated with different
+    shuffles can be averaged row by row (:func:`pool_by_row`).
+    """
 
     train: np.ndarray
     y_train: np.ndarray
     test: np.ndarray
     y_test: np.ndarray
+    test_rows: np.ndarray | None = None
 
 
 @dataclass
@@ -506,7 +529,7 @@ def select(
             if warm:
                 previous[key] = outcome.fitted.params
             values.append(scorer(split.y_test, outcome.fitted.predict(split.test)))
-        scores[setting] = np.concatenate(values)
+        scores[setting] = pool_by_row(values, splits)
         costs[setting] = time.perf_counter() - setting_start
     chosen = choose(scores, rule)
     # gate-mle's unpenalised K = 1 was not searched: report the score of the

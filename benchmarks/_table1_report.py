@@ -521,7 +521,15 @@ def protocol_lines(context: RunContext) -> list[str]:
         'is never used. Pima\'s zeros ("not measured") are kept as values, as in '
         "the UCI file. Models with intercepts get a constant column added.",
         f"- **Inner selection** on each outer training fold: stratified "
-        f"{config.inner_folds}-fold CV, criterion `{config.select}` for PLUME and "
+        f"{config.inner_folds}-fold CV"
+        + (
+            f" repeated {config.inner_repeats} times with different shuffles "
+            "(each row's validation scores averaged over the repeats, so rows "
+            "stay the units of the standard errors below)"
+            if config.inner_repeats > 1
+            else ""
+        )
+        + f", criterion `{config.select}` for PLUME and "
         "SPLA1 (mean over inner folds of the validation accuracy, or minus the "
         "log-loss of P(y=1)); SVM and CART are always selected on accuracy (the SVM "
         "has no probabilities, pure CART leaves an infinite log-loss). "

@@ -93,13 +93,21 @@ def test_table1_quick(data_dir, tmp_path):
     pytest.importorskip("sklearn", reason="the Table 1 benchmark needs [bench]")
     pytest.importorskip("matplotlib", reason="the Table 1 benchmark needs [bench]")
     stdout = _run(
-        "table1.py", "--quick", "--data-dir", str(data_dir), "--output", str(tmp_path)
+        "table1.py",
+        "--quick",
+        "--inner-repeats",
+        "2",
+        "--data-dir",
+        str(data_dir),
+        "--output",
+        str(tmp_path),
     )
     assert "## Targets" in stdout
     for suffix in (".md", ".csv", "_summary.csv", ".png"):
         assert (tmp_path / f"table1_quick{suffix}").stat().st_size > 0
     text = (tmp_path / "table1_quick.md").read_text()
     assert "| heart | plume-newton |" in text and "| pima | svm |" in text
+    assert "2-fold CV repeated 2 times with different shuffles" in text
     with open(tmp_path / "table1_quick.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     methods = {row["method"] for row in rows}
@@ -203,6 +211,30 @@ def test_table1_gate_mle_fits_logistic_regression_without_penalty():
     # a polyhedron that clearly wins is chosen as under "gate"
     clear = {**scores, polytope: base + 0.2 + noise}
     assert fits.choose(clear, "gate-mle") == fits.choose(clear, "gate") == polytope
+
+
+def test_table1_repeated_inner_cv_averages_each_row():
+    fits = _table1_fits()
+    design = np.zeros((3, 1))
+
+    def split(rows):
+        rows = np.asarray(rows)
+        return fits.Split(design, np.ones(3), design[: rows.size], rows, rows)
+
+    # two cross-validations of rows 10..13, folds shuffled differently
+    splits = [split([12, 10]), split([13, 11]), split([11, 10]), split([13, 12])]
+    values = [np.array([1.0, 0.0]), np.array([1.0, 1.0])]
+    values += [np.array([0.0, 1.0]), np.array([0.0, 1.0])]
+    # rows 10, 11, 12, 13 in order, each the mean of its two validations
+    pooled = fits.pool_by_row(values, splits)
+    np.testing.assert_array_equal(pooled, [0.5, 0.5, 1.0, 0.5])
+    # one cross-validation: the same scores, rows in data-set order
+    np.testing.assert_array_equal(
+        fits.pool_by_row(values[:2], splits[:2]), [0.0, 1.0, 1.0, 1.0]
+    )
+    # splits without row ids (older callers) are concatenated as before
+    bare = [fits.Split(design, np.ones(3), design[:2], np.ones(2))] * 2
+    np.testing.assert_array_equal(fits.pool_by_row(values[:2], bare), [1, 0, 1, 1])
 
 
 def test_label_noise_quick():
