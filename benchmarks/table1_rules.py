@@ -3,10 +3,11 @@
 What it measures
     For every outer fold of the Table 1 protocol, the per-row validation scores
     (0/1 accuracy and log-likelihood) of every PLUME setting of ``table1.GRIDS``
-    under 3- and 5-fold inner cross-validation, and the outer test accuracy of
-    every setting refitted on the whole outer training fold. A selection rule is
-    then a function from the inner scores to a setting, and its nested accuracy
-    is read off the stored outer scores: 36 rules cost one pass of fits.
+    under three inner cross-validations (3-fold; 5-fold; 5-fold with another
+    shuffle) and the outer test accuracy of every setting refitted on the whole
+    outer training fold. A selection rule is then a function from the inner
+    scores to a setting, and its nested accuracy is read off the stored outer
+    scores: 54 rules cost one pass of fits.
     This is how ``table1.py``'s default (5 inner folds, validation
     log-likelihood, a polyhedron only when it beats logistic regression by more
     than one standard error, and logistic regression then fitted without
@@ -16,7 +17,9 @@ How
     Outer splits, fold designs, seeds and fits are ``table1.py``'s own (same
     functions), so the default rule's figures equal ``table1.py``'s plume-newton
     column on the same repeats. Rules: ``best-<c>/<f>``, the best mean score
-    ``c`` (``acc`` or ``ll``) over ``f`` inner folds; ``1se<z>-<c>/<f>``, the
+    ``c`` (``acc`` or ``ll``) over ``f`` inner folds (``5x2``: the two 5-fold
+    cross-validations, each row's scores averaged over both, as
+    ``table1.py --inner-repeats 2``); ``1se<z>-<c>/<f>``, the
     smallest K whose best setting is within ``z`` standard errors of the overall
     best on ``c``, then that K's best; ``1se<z>-<c1>,<c2>/<f>``, K by ``c1``, the
     rest by ``c2``; ``gate<z>-<c>/<f>``, the best setting on ``c`` unless it
@@ -31,7 +34,8 @@ Usage
     python benchmarks/table1_rules.py --quick              # smoke test, seconds
 
 The scores of each outer fold are cached in ``--cache-dir`` (one pickle per
-fold), so an interrupted run resumes and new rules cost no refits. Writes
+fold), so an interrupted run resumes and new rules cost no refits; a fold
+cached without some inner cross-validation gets only that one fitted. Writes
 ``table1_rules.md`` and ``table1_rules.csv`` to ``--output``.
 """
 
@@ -66,18 +70,25 @@ from _table1_fits import (
 from sklearn.model_selection import StratifiedKFold
 from threadpoolctl import threadpool_limits
 
-INNER_FOLDS = (3, 5)
+# inner cross-validations: (folds, offset of the shuffle's seed from table1's
+# fold seed); offset 500 is table1.py's second inner repeat
+INNER_CVS = ((3, 0), (5, 0), (5, t1.INNER_REPEAT_SEED_STRIDE))
+# a scheme's per-row scores are the row means over its cross-validations, as
+# in table1.py --inner-repeats (``_table1_fits.pool_by_row``)
+SCHEMES = {"3": ((3, 0),), "5": ((5, 0),), "5x2": ((5, 0), INNER_CVS[2])}
 CRITERIA = {"acc": 0, "ll": 1}  # index into the stored (accuracy, log-lik) pair
 DEFAULT_CACHE = Path.home() / ".cache" / "plumestats-bench" / "table1_rules"
 
 
 # ------------------------------------------------------------------ scores
-def fold_scores(task: tuple) -> dict:
-    """Inner per-row scores and outer test scores of every PLUME setting."""
+def fold_scores(task: tuple, stored: dict | None = None) -> dict:
+    """Inner per-row scores and outer test scores of every PLUME setting.
+
+    ``stored``: this fold's cached scores; only the inner cross-validations
+    missing from it are fitted (the outer scores are kept)."""
     name, repeat, fold, data_dir, grids, n_init = task
     features, y, categorical = t1.dataset(name, data_dir)
     train, test = t1.outer_split(y, t1.DEFAULT_FOLDS, repeat, fold, seed=0)
-    outer, _ = t1.make_split(features, y, categorical, train, test)
     context = FitContext(mstep=t1.SELECTION_MSTEP, seed=0, n_init=n_init)
     settings = candidates("plume", grids)
 
@@ -93,46 +104,50 @@ def fold_scores(task: tuple) -> dict:
             split.y_test, predicted
         )
 
-    inner = {}
-    for n_folds in INNER_FOLDS:
-        # table1's inner seed for this fold (``fold_seed``)
+    scores = stored or {"n_init": n_init, "settings": settings, "inner": {}}
+    for n_folds, offset in INNER_CVS:
+        if (n_folds, offset) in scores["inner"]:
+            continue
+        # table1's inner seed for this fold (``fold_seed``), plus the offset
         splitter = StratifiedKFold(
-            n_folds, shuffle=True, random_state=1000 * repeat + fold
+            n_folds, shuffle=True, random_state=1000 * repeat + fold + offset
         )
-        splits = [
-            t1.make_split(features, y, categorical, train[a], train[b])[0]
-            for a, b in splitter.split(np.zeros(len(train)), y[train])
-        ]
-        pairs = {s: [scored(split, s) for split in splits] for s in settings}
-        inner[n_folds] = tuple(
-            {s: np.concatenate([p[i] for p in pairs[s]]) for s in settings}
-            for i in (0, 1)
-        )
-    outer_scores = {s: scored(outer, s)[0] for s in settings}
-    logit = fit_logit(outer.train, outer.y_train)
-    return {
-        "n_init": n_init,
-        "settings": settings,
-        "inner": inner,
-        "outer": outer_scores,
-        "logit": correct(outer.y_test, logit.predict(outer.test)),
-    }
+        # per training row (position in ``train``), whichever fold held it out
+        pair = tuple({s: np.empty(len(train)) for s in settings} for _ in CRITERIA)
+        for fit_rows, held_out in splitter.split(np.zeros(len(train)), y[train]):
+            split, _ = t1.make_split(
+                features, y, categorical, train[fit_rows], train[held_out]
+            )
+            for setting in settings:
+                accuracy, log_likelihood = scored(split, setting)
+                pair[0][setting][held_out] = accuracy
+                pair[1][setting][held_out] = log_likelihood
+        scores["inner"][n_folds, offset] = pair
+    if "outer" not in scores:
+        outer, _ = t1.make_split(features, y, categorical, train, test)
+        scores["outer"] = {s: scored(outer, s)[0] for s in settings}
+        logit = fit_logit(outer.train, outer.y_train)
+        scores["logit"] = correct(outer.y_test, logit.predict(outer.test))
+    return scores
 
 
 def cached_scores(task: tuple, cache_dir: Path) -> str:
-    """Compute (or find) one fold's scores; returns a progress line."""
+    """Compute (or find, or complete) one fold's scores; returns a progress line."""
     name, repeat, fold, _, grids, n_init = task
     path = cache_dir / f"{name}_{repeat}_{fold}.pkl"
+    stored = None
     if path.exists():
         with open(path, "rb") as handle:
             stored = pickle.load(handle)
         same_grid = stored["settings"] == candidates("plume", grids)
-        if same_grid and stored.get("n_init") == n_init:
+        if not same_grid or stored.get("n_init") != n_init:
+            stored = None
+        elif all(cv in stored["inner"] for cv in INNER_CVS) and "outer" in stored:
             return f"{path.name}: cached"
     start = time.perf_counter()
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        scores = fold_scores(task)
+        scores = fold_scores(task, stored)
     with open(path, "wb") as handle:
         pickle.dump(scores, handle)
     return f"{path.name}: {time.perf_counter() - start:.0f} s"
@@ -140,17 +155,18 @@ def cached_scores(task: tuple, cache_dir: Path) -> str:
 
 # ------------------------------------------------------------------ rules
 def rules() -> dict[str, Callable[[dict], object]]:
-    """Rule name -> function of one fold's stored scores."""
+    """Rule name -> function of one fold's per-row inner scores by scheme
+    (:func:`pooled`)."""
     table: dict[str, Callable[[dict], object]] = {}
 
     def rule(n_folds, size, within, how, z=1.0):
-        def apply(scores):
-            inner = scores["inner"][n_folds]
+        def apply(views):
+            inner = views[n_folds]
             return choose(inner[CRITERIA[size]], how, inner[CRITERIA[within]], z)
 
         return apply
 
-    for n_folds in INNER_FOLDS:
+    for n_folds in SCHEMES:
         for c in CRITERIA:
             table[f"best-{c}/{n_folds}"] = rule(n_folds, c, c, "best")
         for z in (1, 2):
@@ -164,6 +180,16 @@ def rules() -> dict[str, Callable[[dict], object]]:
                 table[f"gate{z}-{c}/{n_folds}"] = rule(n_folds, c, c, "gate", z)
                 table[f"gate-mle{z}-{c}/{n_folds}"] = rule(n_folds, c, c, "gate-mle", z)
     return table
+
+
+def pooled(scores: dict, scheme: str) -> tuple[dict, dict]:
+    """Per-row (accuracy, log-likelihood) of every setting under ``scheme``:
+    the row means over its inner cross-validations."""
+    cvs = [scores["inner"][cv] for cv in SCHEMES[scheme]]
+    return tuple(
+        {s: np.mean([cv[i][s] for cv in cvs], axis=0) for s in scores["settings"]}
+        for i in CRITERIA.values()
+    )
 
 
 def outer_correct(scores: dict, setting) -> np.ndarray:
@@ -185,8 +211,9 @@ def replay(cache_dir: Path, tasks: list[tuple]) -> pd.DataFrame:
             scores = pickle.load(handle)
         base = {"dataset": name, "repeat": repeat, "n": scores["logit"].size}
         records.append({**base, "rule": "logit", "correct": scores["logit"].sum()})
+        views = {scheme: pooled(scores, scheme) for scheme in SCHEMES}
         for label, apply in rules().items():
-            chosen = apply(scores)
+            chosen = apply(views)
             records.append(
                 {
                     **base,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -137,9 +138,10 @@ def test_table1_rules_quick(data_dir, tmp_path):
     args = ["--quick", "--data-dir", str(data_dir), "--output", str(tmp_path)]
     _run("table1_rules.py", *args, "--cache-dir", str(tmp_path / "cache"))
     summary = pd.read_csv(tmp_path / "table1_rules_quick.csv")
-    # Logit and 36 rules on heart; a rule's accuracy is a share of rows
-    assert len(summary) == 37 and set(summary["dataset"]) == {"heart"}
+    # Logit and 54 rules (3 inner schemes) on heart; accuracies are shares of rows
+    assert len(summary) == 55 and set(summary["dataset"]) == {"heart"}
     assert "gate-mle1-ll/5" in set(summary["rule"])  # table1.py's default
+    assert "gate-mle1-ll/5x2" in set(summary["rule"])  # --inner-repeats 2
     assert summary["accuracy"].between(50, 100).all()
     logit = summary.set_index("rule").loc["logit"]
     assert logit["minus_logit"] == 0
@@ -149,6 +151,22 @@ def test_table1_rules_quick(data_dir, tmp_path):
     written = [path.stat().st_mtime_ns for path in cache]
     _run("table1_rules.py", *args, "--cache-dir", str(tmp_path / "cache"))
     assert [path.stat().st_mtime_ns for path in cache] == written
+    # a fold cached without one inner cross-validation gets only that one fitted
+    _table1_fits()  # the pickles hold its settings
+    with open(cache[0], "rb") as handle:
+        stored = pickle.load(handle)
+    second_shuffle = max(stored["inner"])  # (5 folds, seed offset)
+    kept = stored["inner"].pop(second_shuffle)
+    stored["logit"] = np.zeros_like(stored["logit"])  # a marker, not refitted
+    with open(cache[0], "wb") as handle:
+        pickle.dump(stored, handle)
+    _run("table1_rules.py", *args, "--cache-dir", str(tmp_path / "cache"))
+    with open(cache[0], "rb") as handle:
+        completed = pickle.load(handle)
+    for criterion, values in enumerate(completed["inner"][second_shuffle]):
+        for setting, row_scores in values.items():
+            np.testing.assert_allclose(row_scores, kept[criterion][setting])
+    assert not completed["logit"].any()
 
 
 def _table1_fits():
