@@ -138,8 +138,8 @@ def test_table1_rules_quick(data_dir, tmp_path):
     args = ["--quick", "--data-dir", str(data_dir), "--output", str(tmp_path)]
     _run("table1_rules.py", *args, "--cache-dir", str(tmp_path / "cache"))
     summary = pd.read_csv(tmp_path / "table1_rules_quick.csv")
-    # Logit and 54 rules (3 inner schemes) on heart; accuracies are shares of rows
-    assert len(summary) == 55 and set(summary["dataset"]) == {"heart"}
+    # Logit and 72 rules (4 inner schemes) on heart; accuracies are shares of rows
+    assert len(summary) == 73 and set(summary["dataset"]) == {"heart"}
     assert "gate-mle1-ll/5" in set(summary["rule"])  # table1.py's default
     assert "gate-mle1-ll/5x2" in set(summary["rule"])  # --inner-repeats 2
     assert summary["accuracy"].between(50, 100).all()
