@@ -21,7 +21,7 @@ pima, the paper's 10 repeats: 76 minutes on two cores)::
 
 ionosphere (``table1_ionosphere_10repeats.md``, 39 minutes) is
 ``--jobs 2 --datasets ionosphere``, and adult (one repeat of 10 folds,
-``table1_adult.md``, 29 minutes) is ``--datasets adult --jobs 2``.
+``table1_adult.md``, 26 minutes) is ``--datasets adult --jobs 2``.
 
 See ``python benchmarks/table1.py --help`` for every option.
 """
