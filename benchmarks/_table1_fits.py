@@ -343,14 +343,12 @@ def selection_scorer(family: str, select: str) -> Callable:
 def pool_by_row(values: list[np.ndarray], splits: list[Split]) -> np.ndarray:
     """Per-row validation scores pooled over the inner splits.
 
-    With one cross-validation each row is validated once and this is the
-    concatenation. With R repeats (reshuffled folds), each row's R scores are
+    With one cross-validation each row is validated once and keeps its one
+    score. With R repeats (reshuffled folds), each row's R scores are
     averaged, so that the rows stay the units of the paired standard errors of
     :func:`choose` (stacking R correlated copies of a row would shrink them by
     about sqrt(R)). Rows come out in data-set order, the same for every setting.
     """
-    if any(split.test_rows is None for split in splits):
-        return np.concatenate(values)
     rows = np.concatenate([split.test_rows for split in splits])
     _, row_index = np.unique(rows, return_inverse=True)
     totals = np.bincount(row_index, weights=np.concatenate(values))
@@ -370,7 +368,7 @@ class Split:
     y_train: np.ndarray
     test: np.ndarray
     y_test: np.ndarray
-    test_rows: np.ndarray | None = None
+    test_rows: np.ndarray
 
 
 @dataclass

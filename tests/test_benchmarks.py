@@ -250,9 +250,6 @@ def test_table1_repeated_inner_cv_averages_each_row():
     np.testing.assert_array_equal(
         fits.pool_by_row(values[:2], splits[:2]), [0.0, 1.0, 1.0, 1.0]
     )
-    # splits without row ids (older callers) are concatenated as before
-    bare = [fits.Split(design, np.ones(3), design[:2], np.ones(2))] * 2
-    np.testing.assert_array_equal(fits.pool_by_row(values[:2], bare), [1, 0, 1, 1])
 
 
 def test_label_noise_quick():
