@@ -259,7 +259,9 @@ def inner_splits(
         splitter = StratifiedKFold(
             task.config.inner_folds,
             shuffle=True,
-            random_state=fold_seed(task) + INNER_REPEAT_SEED_STRIDE * inner_repeat,
+            random_state=inner_seed(
+                task.config.seed, task.repeat, task.fold, inner_repeat
+            ),
         )
         splits += [
             make_split(features, y, categorical, rows[train], rows[test])[0]
@@ -270,7 +272,14 @@ def inner_splits(
 
 def fold_seed(task: FoldTask) -> int:
     """Seed of the subsamples of this fold."""
-    return task.config.seed + 1000 * task.repeat + task.fold
+    return inner_seed(task.config.seed, task.repeat, task.fold)
+
+
+def inner_seed(seed: int, repeat: int, fold: int, inner_repeat: int = 0) -> int:
+    """Shuffle of the ``inner_repeat``-th inner cross-validation of outer fold
+    ``fold`` of ``repeat`` (the first is also the seed of the fold's
+    subsamples); ``table1_rules.py`` replays the same splits."""
+    return seed + 1000 * repeat + fold + INNER_REPEAT_SEED_STRIDE * inner_repeat
 
 
 def run_fold(task: FoldTask) -> list[dict[str, Any]]:

@@ -71,9 +71,9 @@ from _table1_fits import (
 from sklearn.model_selection import StratifiedKFold
 from threadpoolctl import threadpool_limits
 
-# inner cross-validations: (folds, offset of the shuffle's seed from table1's
-# fold seed); offset 500 is table1.py's second inner repeat
-INNER_CVS = ((3, 0), (5, 0), (5, t1.INNER_REPEAT_SEED_STRIDE))
+# inner cross-validations: (folds, inner repeat), shuffled as table1.py's
+# inner repeats are (``table1.inner_seed``)
+INNER_CVS = ((3, 0), (5, 0), (5, 1))
 # a scheme's per-row scores are the row means over its cross-validations, as
 # in table1.py --inner-repeats (``_table1_fits.pool_by_row``)
 SCHEMES = {
@@ -111,12 +111,13 @@ def fold_scores(task: tuple, stored: dict | None = None) -> dict:
         )
 
     scores = stored or {"n_init": n_init, "settings": settings, "inner": {}}
-    for n_folds, offset in INNER_CVS:
-        if (n_folds, offset) in scores["inner"]:
+    for n_folds, inner_repeat in INNER_CVS:
+        if (n_folds, inner_repeat) in scores["inner"]:
             continue
-        # table1's inner seed for this fold (``fold_seed``), plus the offset
         splitter = StratifiedKFold(
-            n_folds, shuffle=True, random_state=1000 * repeat + fold + offset
+            n_folds,
+            shuffle=True,
+            random_state=t1.inner_seed(0, repeat, fold, inner_repeat),
         )
         # per training row (position in ``train``), whichever fold held it out
         pair = tuple({s: np.empty(len(train)) for s in settings} for _ in CRITERIA)
@@ -128,7 +129,7 @@ def fold_scores(task: tuple, stored: dict | None = None) -> dict:
                 accuracy, log_likelihood = scored(split, setting)
                 pair[0][setting][held_out] = accuracy
                 pair[1][setting][held_out] = log_likelihood
-        scores["inner"][n_folds, offset] = pair
+        scores["inner"][n_folds, inner_repeat] = pair
     if "outer" not in scores:
         outer, _ = t1.make_split(features, y, categorical, train, test)
         scores["outer"] = {s: scored(outer, s)[0] for s in settings}

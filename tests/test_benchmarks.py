@@ -155,7 +155,7 @@ def test_table1_rules_quick(data_dir, tmp_path):
     _table1_fits()  # the pickles hold its settings
     with open(cache[0], "rb") as handle:
         stored = pickle.load(handle)
-    second_shuffle = max(stored["inner"])  # (5 folds, seed offset)
+    second_shuffle = max(stored["inner"])  # (5 folds, inner repeat 1)
     kept = stored["inner"].pop(second_shuffle)
     stored["logit"] = np.zeros_like(stored["logit"])  # a marker, not refitted
     with open(cache[0], "wb") as handle:
