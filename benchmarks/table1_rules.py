@@ -33,11 +33,15 @@ How
 Usage
     python benchmarks/table1_rules.py --jobs 2             # heart, pima, ionosphere
     python benchmarks/table1_rules.py --quick              # smoke test, seconds
+    python benchmarks/table1_rules.py --gammas 0.2 0.5 1 5 # a wider gamma grid
 
 The scores of each outer fold are cached in ``--cache-dir`` (one pickle per
 fold), so an interrupted run resumes and new rules cost no refits; a fold
-cached without some inner cross-validation gets only that one fitted. Writes
-``table1_rules.md`` and ``table1_rules.csv`` to ``--output``.
+cached without some inner cross-validation gets only that one fitted, and a
+wider grid (``--gammas``, ``--alphas``) only the settings it adds; a replay
+reads the settings of its own grid. Writes ``table1_rules.md`` and
+``table1_rules.csv`` to ``--output`` (``table1_rules_gammas-...`` for another
+grid).
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ from _datasets import DEFAULT_DATA_DIR
 from _table1_fits import (
     TIE_TOLERANCE,
     FitContext,
+    Grids,
     attempt,
     candidates,
     choose,
@@ -90,8 +95,9 @@ DEFAULT_CACHE = Path.home() / ".cache" / "plumestats-bench" / "table1_rules"
 def fold_scores(task: tuple, stored: dict | None = None) -> dict:
     """Inner per-row scores and outer test scores of every PLUME setting.
 
-    ``stored``: this fold's cached scores; only the inner cross-validations
-    missing from it are fitted (the outer scores are kept)."""
+    ``stored``: this fold's cached scores; only what is missing from them is
+    fitted (an inner cross-validation, or the settings a wider grid adds), and
+    what they hold is kept."""
     name, repeat, fold, data_dir, grids, n_init = task
     features, y, categorical = t1.dataset(name, data_dir)
     train, test = t1.outer_split(y, t1.DEFAULT_FOLDS, repeat, fold, seed=0)
@@ -110,32 +116,49 @@ def fold_scores(task: tuple, stored: dict | None = None) -> dict:
             split.y_test, predicted
         )
 
-    scores = stored or {"n_init": n_init, "settings": settings, "inner": {}}
+    scores = stored or {"n_init": n_init, "inner": {}, "outer": {}}
     for n_folds, inner_repeat in INNER_CVS:
-        if (n_folds, inner_repeat) in scores["inner"]:
+        # per training row (position in ``train``), whichever fold held it out
+        pair = scores["inner"].setdefault((n_folds, inner_repeat), ({}, {}))
+        missing = [s for s in settings if s not in pair[0]]
+        if not missing:
             continue
+        for values in pair:
+            values.update({s: np.empty(len(train)) for s in missing})
         splitter = StratifiedKFold(
             n_folds,
             shuffle=True,
             random_state=t1.inner_seed(0, repeat, fold, inner_repeat),
         )
-        # per training row (position in ``train``), whichever fold held it out
-        pair = tuple({s: np.empty(len(train)) for s in settings} for _ in CRITERIA)
         for fit_rows, held_out in splitter.split(np.zeros(len(train)), y[train]):
             split, _ = t1.make_split(
                 features, y, categorical, train[fit_rows], train[held_out]
             )
-            for setting in settings:
+            for setting in missing:
                 accuracy, log_likelihood = scored(split, setting)
                 pair[0][setting][held_out] = accuracy
                 pair[1][setting][held_out] = log_likelihood
-        scores["inner"][n_folds, inner_repeat] = pair
-    if "outer" not in scores:
+    missing = [s for s in settings if s not in scores["outer"]]
+    if missing or "logit" not in scores:
         outer, _ = t1.make_split(features, y, categorical, train, test)
-        scores["outer"] = {s: scored(outer, s)[0] for s in settings}
-        logit = fit_logit(outer.train, outer.y_train)
-        scores["logit"] = correct(outer.y_test, logit.predict(outer.test))
+        scores["outer"].update({s: scored(outer, s)[0] for s in missing})
+        if "logit" not in scores:
+            logit = fit_logit(outer.train, outer.y_train)
+            scores["logit"] = correct(outer.y_test, logit.predict(outer.test))
+    scores["settings"] = list(dict.fromkeys([*scores.get("settings", ()), *settings]))
     return scores
+
+
+def complete(scores: dict, settings: list) -> bool:
+    """Whether a cached fold holds every score of ``settings``."""
+    inner = scores["inner"]
+    return (
+        "logit" in scores
+        and all(
+            cv in inner and all(s in inner[cv][0] for s in settings) for cv in INNER_CVS
+        )
+        and all(s in scores["outer"] for s in settings)
+    )
 
 
 def cached_scores(task: tuple, cache_dir: Path) -> str:
@@ -146,10 +169,9 @@ def cached_scores(task: tuple, cache_dir: Path) -> str:
     if path.exists():
         with open(path, "rb") as handle:
             stored = pickle.load(handle)
-        same_grid = stored["settings"] == candidates("plume", grids)
-        if not same_grid or stored.get("n_init") != n_init:
-            stored = None
-        elif all(cv in stored["inner"] for cv in INNER_CVS) and "outer" in stored:
+        if stored.get("n_init") != n_init:
+            stored = None  # other starts, other fits: nothing to reuse
+        elif complete(stored, candidates("plume", grids)):
             return f"{path.name}: cached"
     start = time.perf_counter()
     with threadpool_limits(1), warnings.catch_warnings():
@@ -189,12 +211,13 @@ def rules() -> dict[str, Callable[[dict], object]]:
     return table
 
 
-def pooled(scores: dict, scheme: str) -> tuple[dict, dict]:
-    """Per-row (accuracy, log-likelihood) of every setting under ``scheme``:
-    the row means over its inner cross-validations."""
+def pooled(scores: dict, scheme: str, settings: list) -> tuple[dict, dict]:
+    """Per-row (accuracy, log-likelihood) of each of ``settings`` (in that
+    order, which breaks ties as in ``table1.py``) under ``scheme``: the row
+    means over its inner cross-validations."""
     cvs = [scores["inner"][cv] for cv in SCHEMES[scheme]]
     return tuple(
-        {s: np.mean([cv[i][s] for cv in cvs], axis=0) for s in scores["settings"]}
+        {s: np.mean([cv[i][s] for cv in cvs], axis=0) for s in settings}
         for i in CRITERIA.values()
     )
 
@@ -213,12 +236,13 @@ def outer_correct(scores: dict, setting) -> np.ndarray:
 def replay(cache_dir: Path, tasks: list[tuple]) -> pd.DataFrame:
     """Outer accuracy per dataset, repeat and rule (Logit included)."""
     records = []
-    for name, repeat, fold, *_ in tasks:
+    for name, repeat, fold, _, grids, _ in tasks:
         with open(cache_dir / f"{name}_{repeat}_{fold}.pkl", "rb") as handle:
             scores = pickle.load(handle)
         base = {"dataset": name, "repeat": repeat, "n": scores["logit"].size}
         records.append({**base, "rule": "logit", "correct": scores["logit"].sum()})
-        views = {scheme: pooled(scores, scheme) for scheme in SCHEMES}
+        settings = candidates("plume", grids)  # the cache may hold a wider grid
+        views = {scheme: pooled(scores, scheme, settings) for scheme in SCHEMES}
         for label, apply in rules().items():
             chosen = apply(views)
             records.append(
@@ -256,11 +280,12 @@ def best_fixed(cache_dir: Path, tasks: list[tuple]) -> dict[str, tuple[float, st
     the answers; a rule that adapts per fold can do better)."""
     correct: dict[tuple, int] = {}
     sizes: dict[tuple, int] = {}
-    for name, repeat, fold, *_ in tasks:
+    for name, repeat, fold, _, grids, _ in tasks:
         with open(cache_dir / f"{name}_{repeat}_{fold}.pkl", "rb") as handle:
             scores = pickle.load(handle)
         sizes[name, repeat] = sizes.get((name, repeat), 0) + scores["logit"].size
-        for setting, values in scores["outer"].items():
+        for setting in candidates("plume", grids):
+            values = scores["outer"][setting]
             key = (name, repeat, setting)
             correct[key] = correct.get(key, 0) + int(values.sum())
     accuracy: dict[tuple, list[float]] = {}
@@ -283,6 +308,7 @@ def report(
     n_init: int,
     n_folds: int,
     fixed: dict[str, tuple[float, str]],
+    grids: Grids,
 ) -> str:
     """The Markdown report: one row per rule, one column pair per dataset."""
     wide = summary.pivot(
@@ -297,8 +323,9 @@ def report(
         f"run time {seconds / 60:.1f} min",
         f"- outer: stratified 10-fold CV ({n_folds} of the 10 folds), repeats "
         + ", ".join(f"{d} {repeats[d]}" for d in datasets)
-        + "; grids, designs, seeds and fits as `table1.py` (PLUME, Newton M-step, "
-        f"{n_init} k-means start(s) at K >= 2)",
+        + f"; PLUME grid: K in {grids.ks}, gamma in {grids.gammas}, alpha in "
+        f"{grids.alphas}, inside class in {grids.insides}; designs, seeds and fits "
+        f"as `table1.py` (Newton M-step, {n_init} k-means start(s) at K >= 2)",
         "- a rule's accuracy: mean over repeats of the outer accuracy of the "
         "setting it picks on each fold; *- Logit*: minus statsmodels' Logit on the "
         "same folds, in points",
@@ -339,6 +366,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="outer repeats: N for every dataset, and/or NAME=N for one "
         "(e.g. 3 ionosphere=2); default 3",
     )
+    parser.add_argument(
+        "--gammas",
+        type=float,
+        nargs="+",
+        help=f"PLUME's gamma grid (default {t1.GRIDS.gammas}, as table1.py); "
+        "another grid writes table1_rules_<grid>.*, and the cache gains only "
+        "the settings it adds",
+    )
+    parser.add_argument(
+        "--alphas",
+        type=float,
+        nargs="+",
+        help=f"PLUME's alpha grid (default {t1.GRIDS.alphas}), as --gammas",
+    )
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--output", type=Path, default=t1.RESULTS_DIR)
@@ -370,6 +411,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         grids = replace(t1.QUICK_GRIDS, alphas=(1e-3, 1e-2))
         n_init, folds, args.datasets, args.repeats = 1, range(2), ["heart"], ["1"]
+    stem = "table1_rules_quick" if args.quick else "table1_rules"
+    for field in ("gammas", "alphas"):
+        values = getattr(args, field)
+        if values and tuple(values) != getattr(grids, field):
+            grids = replace(grids, **{field: tuple(values)})
+            stem += f"_{field}-" + "-".join(f"{value:g}" for value in values)
     repeats = repeats_per_dataset(args.repeats, args.datasets)
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     args.output.mkdir(parents=True, exist_ok=True)
@@ -386,7 +433,6 @@ def main(argv: list[str] | None = None) -> int:
         for number, line in enumerate(work, 1):
             print(f"[{number}/{len(tasks)}] {line}", file=sys.stderr, flush=True)
     summary = replay(args.cache_dir, tasks)
-    stem = "table1_rules_quick" if args.quick else "table1_rules"
     summary.to_csv(args.output / f"{stem}.csv", index=False)
     command = "python benchmarks/table1_rules.py " + " ".join(argv or sys.argv[1:])
     (args.output / f"{stem}.md").write_text(
@@ -397,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
             n_init,
             len(folds),
             best_fixed(args.cache_dir, tasks),
+            grids,
         )
     )
     return 0

@@ -167,6 +167,34 @@ def test_table1_rules_quick(data_dir, tmp_path):
         for setting, row_scores in values.items():
             np.testing.assert_allclose(row_scores, kept[criterion][setting])
     assert not completed["logit"].any()
+    # a wider gamma grid fits only the settings it adds, and scores them as a
+    # run from an empty cache does; the narrower grid's replay ignores them
+    wider = [*args, "--gammas", "1", "5"]
+    _run("table1_rules.py", *wider, "--cache-dir", str(tmp_path / "cache"))
+    _run("table1_rules.py", *wider, "--cache-dir", str(tmp_path / "fresh"))
+    with open(cache[0], "rb") as handle:
+        extended = pickle.load(handle)
+    with open(tmp_path / "fresh" / cache[0].name, "rb") as handle:
+        fresh = pickle.load(handle)
+    assert not extended["logit"].any()  # the marker survived: nothing refitted
+    added = set(extended["settings"]) - set(completed["settings"])
+    assert added and {s.gamma for s in added} == {5.0}
+    assert set(extended["settings"]) == set(fresh["settings"])
+    for cv, pair in fresh["inner"].items():
+        for criterion, values in enumerate(pair):
+            for setting, row_scores in values.items():
+                np.testing.assert_array_equal(
+                    extended["inner"][cv][criterion][setting], row_scores
+                )
+    for setting, row_scores in fresh["outer"].items():
+        np.testing.assert_array_equal(extended["outer"][setting], row_scores)
+    wide = pd.read_csv(tmp_path / "table1_rules_quick_gammas-1-5.csv")
+    assert len(wide) == 73
+    narrow = pd.read_csv(tmp_path / "table1_rules_quick.csv")
+    _run("table1_rules.py", *args, "--cache-dir", str(tmp_path / "cache"))
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "table1_rules_quick.csv"), narrow
+    )
 
 
 def _table1_fits():
