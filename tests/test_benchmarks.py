@@ -296,3 +296,36 @@ def test_label_noise_quick():
     assert abs(float(eps) - 0.1) < 0.02 and low < 0.1 < high
     assert shift_plume > 0.03 and abs(shift_fixed) < 0.01
     assert row[10] == "True"  # the label-flip fit converged
+
+
+def test_polyhedral_oracle_quick():
+    pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
+    stdout = _run("polyhedral_oracle.py", "--quick")
+    rows = {
+        line.split("|")[1].strip(" *"): line
+        for line in stdout.splitlines()
+        if line.startswith("| ")
+    }
+    assert "oracle, best alpha per seed (test labels)" in rows
+    assert "PLUME, best gamma and alpha per seed (test labels)" in rows
+
+
+def test_polyhedral_oracle_fits_each_true_face():
+    pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import polyhedral
+        import polyhedral_oracle
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    # told the owner of every point, each face is a logistic regression: with
+    # 4000 noise-free points in the plane it lands on the true face
+    split = polyhedral.make_split(polyhedral.Setting(2, 3, 0.0, 0), 4000, 4000)
+    fitted = polyhedral_oracle.oracle_hyperplanes(split, alpha=1e-4)
+    truth = split.truth.to_numpy(dtype=float)
+    normal = fitted[:, 1:] / np.linalg.norm(fitted[:, 1:], axis=1, keepdims=True)
+    true_normal = truth[:, 1:] / np.linalg.norm(truth[:, 1:], axis=1, keepdims=True)
+    # rows are in the truth's order: no matching needed
+    assert np.all(np.sum(normal * true_normal, axis=1) > 0.999)
+    gap = polyhedral_oracle.oracle_gap(split, alpha=1e-4)
+    assert -1.0 < gap <= 0.0  # noise-free: the truth scores 100%
