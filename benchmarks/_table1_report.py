@@ -597,7 +597,8 @@ def protocol_lines(context: RunContext) -> list[str]:
         "- **Timing pass**: on each dataset's first outer training fold, PLUME at "
         "K = 2 with plume-newton's most frequently chosen (gamma, alpha, inside) "
         "among its K > 1 selections (fallback gamma=1, alpha=1e-3, inside=1) with "
-        "each M-step, SPLA1 at K = 2 (its own modal alpha/inside, same fallback) "
+        "each M-step, SPLA1 at K = 2 (its own modal alpha/inside, same fallback), "
+        "those of them in `--methods`, "
         f"and Logit, each from one start (`n_init=1`): one untimed warm-up "
         f"each, then {args.timing_repeats} "
         "interleaved timed fits (order reversed every other repeat).",

@@ -329,3 +329,16 @@ def test_polyhedral_oracle_fits_each_true_face():
     assert np.all(np.sum(normal * true_normal, axis=1) > 0.999)
     gap = polyhedral_oracle.oracle_gap(split, alpha=1e-4)
     assert -1.0 < gap <= 0.0  # noise-free: the truth scores 100%
+
+
+def test_table1_timing_pass_times_only_the_methods_run():
+    pytest.importorskip("sklearn", reason="the Table 1 benchmark needs [bench]")
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import table1
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    labels = [e[0] for e in table1.timing_estimators([], "heart", 0, ("plume-bfgs",))]
+    assert labels == ["plume-bfgs", "logit"]  # Logit: the reference of the ratios
+    every = [e[0] for e in table1.timing_estimators([], "heart", 0)]
+    assert every == ["plume-newton", "plume-gradient", "plume-bfgs", "spla1", "logit"]
