@@ -142,7 +142,8 @@ FALLBACK_PLUME = {"gamma": 1.0, "alpha": 1e-3, "inside": 1}  # timing pass
 # added after ionosphere's 10-repeat run with (0.5, 1, 5) (91.45%) and a probe
 # of fixed settings on its outer folds pointed below 0.5 (the rule, replayed by
 # table1_rules.py --gammas 0.2 0.5 1 5, then gave 92.31%): a choice informed by
-# test folds, said so in docs/benchmarks/table1.md.
+# test folds, said so in docs/benchmarks/table1.md. On fresh outer folds
+# (--seed 100) it still gains: 92.53% against 92.25% with (0.5, 1, 5).
 GRIDS = Grids(
     ks=(1, 2, 3, 4),
     gammas=(0.2, 0.5, 1.0, 5.0),
