@@ -652,7 +652,8 @@ def report_text(
         "",
         main_table(summary),
         "",
-        "Figure (`table1.png`): accuracy against median fit time per dataset; "
+        f"Figure (`{context.args.stem}.png`): accuracy against median fit time "
+        "per dataset; "
         "the dashed line is the paper's best polyhedral accuracy, grey markers in "
         "the right margin the tuned peers (majority class omitted).",
         "",

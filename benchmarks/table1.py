@@ -30,7 +30,7 @@ Usage
 Writes ``table1.md``, ``table1.csv`` (one row per method and outer fold),
 ``table1_summary.csv``, ``table1_timing.csv`` and ``table1.png`` to ``--output``
 (``table1_quick.*`` with ``--quick``, so that a smoke test never overwrites a
-full run).
+full run; ``--name`` sets another stem, e.g. ``--name table1_adult``).
 """
 
 from __future__ import annotations
@@ -792,6 +792,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=RESULTS_DIR,
         help=f"folder for the outputs (default {RESULTS_DIR})",
     )
+    parser.add_argument(
+        "--name", help="file name stem (default table1, or table1_quick)"
+    )
     args = parser.parse_args(argv)
     apply_defaults(args)
     for name in (
@@ -830,7 +833,7 @@ def apply_defaults(args: argparse.Namespace) -> None:
     if args.alphas:
         args.grids = replace(args.grids, alphas=tuple(args.alphas))
     args.timing_repeats = QUICK_TIMING_REPEATS if quick else TIMING_REPEATS
-    args.stem = "table1_quick" if quick else "table1"
+    args.stem = args.name or ("table1_quick" if quick else "table1")
 
 
 def make_config(args: argparse.Namespace) -> RunConfig:

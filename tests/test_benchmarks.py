@@ -102,14 +102,17 @@ def test_table1_quick(data_dir, tmp_path):
         str(data_dir),
         "--output",
         str(tmp_path),
+        "--name",
+        "table1_smoke",
     )
     assert "## Targets" in stdout
     for suffix in (".md", ".csv", "_summary.csv", ".png"):
-        assert (tmp_path / f"table1_quick{suffix}").stat().st_size > 0
-    text = (tmp_path / "table1_quick.md").read_text()
+        assert (tmp_path / f"table1_smoke{suffix}").stat().st_size > 0
+    text = (tmp_path / "table1_smoke.md").read_text()
+    assert "Figure (`table1_smoke.png`)" in text
     assert "| heart | plume-newton |" in text and "| pima | svm |" in text
     assert "2-fold CV repeated 2 times with different shuffles" in text
-    with open(tmp_path / "table1_quick.csv", newline="") as handle:
+    with open(tmp_path / "table1_smoke.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     methods = {row["method"] for row in rows}
     # the three M-steps, SPLA1, Logit, SVM and CART
