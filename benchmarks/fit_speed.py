@@ -361,6 +361,43 @@ def command_line() -> str:
     return f"PYTHONPATH={shlex.quote(pythonpath)} {command}" if pythonpath else command
 
 
+def report_main(
+    args: argparse.Namespace,
+    run: Callable[[argparse.Namespace], list[str]],
+    title: str,
+    details: Callable[[argparse.Namespace], list[str]],
+) -> int:
+    """The ``main`` of a benchmark that prints a Markdown table: ``run(args)``
+    under ``--blas-threads``, then (unless ``--quick``) the report at
+    ``--output``, with ``details(args)`` after the provenance bullets."""
+    began = datetime.now(timezone.utc)
+    with blas_limit(args.blas_threads):
+        lines = run(args)
+    if not args.quick:
+        write_markdown_report(args.output, title, began, details(args), lines)
+    return 0
+
+
+def write_markdown_report(
+    path: Path, title: str, began: datetime, details: list[str], lines: list[str]
+) -> None:
+    """Write ``# title``, the provenance of the run (date and run time, command,
+    package, machine), its ``details`` as further bullets, then ``lines``."""
+    minutes = (datetime.now(timezone.utc) - began).total_seconds() / 60
+    header = [
+        f"# {title}",
+        "",
+        f"- date: {began.isoformat(timespec='seconds')}; run time {minutes:.1f} min",
+        f"- command: `{command_line()}`",
+        f"- {package_info()}",
+        *(f"- {line}" for line in machine_info()),
+        *(f"- {line}" for line in details),
+        "",
+    ]
+    path.write_text("\n".join([*header, *lines]) + "\n")
+    print(f"written: {path}")
+
+
 def load_average() -> str:
     try:
         return "/".join(f"{x:.2f}" for x in os.getloadavg())

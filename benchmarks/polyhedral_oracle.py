@@ -42,7 +42,6 @@ import argparse
 import sys
 import time
 import warnings
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -50,9 +49,11 @@ import numpy as np
 from plumestats import PolyhedralMixtureLogit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fit_speed import blas_limit, command_line, machine_info, package_info
+from fit_speed import report_main
 from polyhedral import Setting, Split, accuracy, make_split
+from polyhedral_truth_start import setting_parser
 
+TITLE = "Polyhedral suite: PLUME against an oracle that knows the faces"
 RESULTS = Path(__file__).resolve().parent / "results" / "polyhedral_oracle.md"
 
 
@@ -124,18 +125,14 @@ def run(args: argparse.Namespace) -> list[str]:
         cells = " | ".join(f"{g:+.2f}" for g in row)
         bold = "**" if name in best else ""
         lines.append(f"| {bold}{name}{bold} | {cells} | {np.mean(row):+.2f} |")
+    print("\n".join(lines), flush=True)
     return lines
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--d", type=int, default=10)
-    parser.add_argument("--k", type=int, default=6)
-    parser.add_argument("--noise", type=float, default=0.0)
+    parser = setting_parser(__doc__.splitlines()[0], RESULTS)
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..n-1")
     parser.add_argument("--n-train", type=int, default=2000)
-    parser.add_argument("--n-test", type=int, default=10000)
-    parser.add_argument("--gammas", type=float, nargs="+", default=[1.0, 5.0])
     parser.add_argument(
         "--alphas",
         type=float,
@@ -143,9 +140,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=[1e-4, 1e-5, 1e-6, 1e-7],
         help="L2 penalties (per observation, as fit(alpha=...))",
     )
-    parser.add_argument("--blas-threads", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="d=2, K=2, seconds")
-    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     if args.quick:
         args.d, args.k, args.seeds, args.n_train, args.n_test = 2, 2, 2, 300, 1000
@@ -153,38 +147,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    began = datetime.now(timezone.utc)
-    with blas_limit(args.blas_threads):
-        lines = run(args)
-    print("\n".join(lines), flush=True)
-    if args.quick:
-        return 0
-    minutes = (datetime.now(timezone.utc) - began).total_seconds() / 60
-    header = [
-        "# Polyhedral suite: PLUME against an oracle that knows the faces",
-        "",
-        f"- date: {began.isoformat(timespec='seconds')}; run time {minutes:.1f} min",
-        f"- command: `{command_line()}`",
-        f"- {package_info()}",
-        *(f"- {line}" for line in machine_info()),
-        f"- setting: d={args.d}, K={args.k}, noise={args.noise:g}, "
+def report_details(args: argparse.Namespace) -> list[str]:
+    """The bullets of the report that describe this run."""
+    return [
+        f"setting: d={args.d}, K={args.k}, noise={args.noise:g}, "
         f"{args.n_train} training and {args.n_test} test points per seed "
         "(`polyhedral.make_split`, as the suite)",
-        "- oracle: told which true face owns each training point; face k is a "
+        "oracle: told which true face owns each training point; face k is a "
         "logistic regression (plumestats, K = 1, L2 penalty alpha) of the inside "
         "points against the outside points face k owns; classifies by "
         "`min_k w_k'[1, x] >= 0`",
-        "- PLUME: true K, `fit(alpha=a, n_init=3, random_state=seed)`, classifies "
+        "PLUME: true K, `fit(alpha=a, n_init=3, random_state=seed)`, classifies "
         "by P(y=1|x) >= 0.5, as the suite",
-        "- cells: test accuracy minus the true polytope's, in points; **best** rows "
+        "cells: test accuracy minus the true polytope's, in points; **best** rows "
         "pick per seed with the test labels, an upper bound on any selection",
-        "",
     ]
-    args.output.write_text("\n".join([*header, *lines]) + "\n")
-    print(f"written: {args.output}")
-    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return report_main(parse_args(argv), run, TITLE, report_details)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,6 @@ import argparse
 import sys
 import time
 import warnings
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -43,9 +42,10 @@ import numpy as np
 from plumestats import PolyhedralMixtureLogit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fit_speed import blas_limit, command_line, machine_info, package_info
+from fit_speed import report_main
 from polyhedral import Setting, accuracy, make_split, matched_hyperplanes
 
+TITLE = "Polyhedral suite: k-means starts against starts at the true polytope"
 RESULTS = Path(__file__).resolve().parent / "results" / "polyhedral_truth_start.md"
 HEADER = (
     "| N train | gamma | alpha | start | test acc | gap (points) "
@@ -117,21 +117,29 @@ def run(args: argparse.Namespace) -> list[str]:
     return lines
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def setting_parser(description: str, output: Path) -> argparse.ArgumentParser:
+    """The options of a study of one simulated setting (this script's and
+    ``polyhedral_oracle.py``'s): d, K, noise, test size, gammas, BLAS threads,
+    ``--quick`` and ``--output``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--d", type=int, default=10)
     parser.add_argument("--k", type=int, default=6)
     parser.add_argument("--noise", type=float, default=0.0)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n-train", type=int, nargs="+", default=[2000, 5000])
     parser.add_argument("--n-test", type=int, default=10000)
     parser.add_argument("--gammas", type=float, nargs="+", default=[1.0, 5.0])
+    parser.add_argument("--blas-threads", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="d=2, K=2, seconds")
+    parser.add_argument("--output", type=Path, default=output)
+    return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = setting_parser(__doc__.splitlines()[0], RESULTS)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n-train", type=int, nargs="+", default=[2000, 5000])
     parser.add_argument("--alphas", type=float, nargs="+", default=[1e-4, 1e-5, 1e-6])
     parser.add_argument("--n-init", type=int, default=3)
     parser.add_argument("--truth-scale", type=float, default=10.0)
-    parser.add_argument("--blas-threads", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="d=2, K=2, seconds")
-    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     if args.quick:
         args.d, args.k, args.n_train, args.n_test = 2, 2, [300], 1000
@@ -139,33 +147,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    began = datetime.now(timezone.utc)
-    with blas_limit(args.blas_threads):
-        lines = run(args)
-    if args.quick:
-        return 0
-    minutes = (datetime.now(timezone.utc) - began).total_seconds() / 60
-    header = [
-        "# Polyhedral suite: k-means starts against starts at the true polytope",
-        "",
-        f"- date: {began.isoformat(timespec='seconds')}; run time {minutes:.1f} min",
-        f"- command: `{command_line()}`",
-        f"- {package_info()}",
-        *(f"- {line}" for line in machine_info()),
-        f"- BLAS threads limited to {args.blas_threads} during the fits "
+def report_details(args: argparse.Namespace) -> list[str]:
+    """The bullets of the report that describe this run."""
+    return [
+        f"BLAS threads limited to {args.blas_threads} during the fits "
         "(`--blas-threads`)",
-        f"- setting: d={args.d}, K={args.k}, noise={args.noise:g}, seed "
+        f"setting: d={args.d}, K={args.k}, noise={args.noise:g}, seed "
         f"{args.seed}, {args.n_test} test points (`polyhedral.make_split`, as "
         "the suite); PLUME at the true K; gap = test accuracy minus the true "
         "polytope's, in points; objective = penalised log-likelihood per "
         "observation (higher is a better maximum)",
-        "",
     ]
-    args.output.write_text("\n".join([*header, *lines]) + "\n")
-    print(f"written: {args.output}")
-    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return report_main(parse_args(argv), run, TITLE, report_details)
 
 
 if __name__ == "__main__":

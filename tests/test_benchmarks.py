@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib
 import pickle
 import subprocess
 import sys
@@ -200,14 +201,18 @@ def test_table1_rules_quick(data_dir, tmp_path):
     )
 
 
-def _table1_fits():
-    pytest.importorskip("sklearn", reason="the Table 1 benchmark needs [bench]")
+def _benchmark_module(name):
+    """A module of ``benchmarks/`` (they need the ``bench`` extra)."""
+    pytest.importorskip("sklearn", reason="the benchmarks need [bench]")
     sys.path.insert(0, str(BENCHMARKS))
     try:
-        import _table1_fits
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(BENCHMARKS))
-    return _table1_fits
+
+
+def _table1_fits():
+    return _benchmark_module("_table1_fits")
 
 
 def test_table1_gate_keeps_logistic_unless_polyhedron_clearly_wins():
@@ -314,13 +319,8 @@ def test_polyhedral_oracle_quick():
 
 
 def test_polyhedral_oracle_fits_each_true_face():
-    pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import polyhedral
-        import polyhedral_oracle
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    polyhedral = _benchmark_module("polyhedral")
+    polyhedral_oracle = _benchmark_module("polyhedral_oracle")
     # told the owner of every point, each face is a logistic regression: with
     # 4000 noise-free points in the plane it lands on the true face
     split = polyhedral.make_split(polyhedral.Setting(2, 3, 0.0, 0), 4000, 4000)
@@ -335,12 +335,7 @@ def test_polyhedral_oracle_fits_each_true_face():
 
 
 def test_table1_timing_pass_times_only_the_methods_run():
-    pytest.importorskip("sklearn", reason="the Table 1 benchmark needs [bench]")
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import table1
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    table1 = _benchmark_module("table1")
     labels = [e[0] for e in table1.timing_estimators([], "heart", 0, ("plume-bfgs",))]
     assert labels == ["plume-bfgs", "logit"]  # Logit: the reference of the ratios
     every = [e[0] for e in table1.timing_estimators([], "heart", 0)]
