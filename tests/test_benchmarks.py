@@ -306,16 +306,31 @@ def test_label_noise_quick():
     assert row[10] == "True"  # the label-flip fit converged
 
 
-def test_polyhedral_oracle_quick():
+def test_polyhedral_oracle_small_run_writes_its_report(tmp_path):
     pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
-    stdout = _run("polyhedral_oracle.py", "--quick")
+    output = tmp_path / "oracle.md"
+    small = ["--d", "2", "--k", "2", "--seeds", "2", "--n-train", "300"]
+    grid = ["--n-test", "1000", "--gammas", "1", "--alphas", "1e-3"]
+    _run("polyhedral_oracle.py", *small, *grid, "--output", str(output))
+    text = output.read_text()
+    assert text.startswith("# Polyhedral suite: PLUME against an oracle")
+    assert (
+        "- command: `" in text and "- setting: d=2, K=2, noise=0, 300 training" in text
+    )
     rows = {
-        line.split("|")[1].strip(" *"): line
-        for line in stdout.splitlines()
-        if line.startswith("| ")
+        line.split("|")[1].strip(" *"): line.split("|")[2:-1]
+        for line in text.splitlines()
+        if line.startswith("| ") and not line.startswith("| estimate")
     }
-    assert "oracle, best alpha per seed (test labels)" in rows
-    assert "PLUME, best gamma and alpha per seed (test labels)" in rows
+    assert set(rows) == {
+        "oracle, alpha 0.001",
+        "PLUME, gamma 1, alpha 0.001",
+        "oracle, best alpha per seed (test labels)",
+        "PLUME, best gamma and alpha per seed (test labels)",
+    }
+    # noise-free: no polytope beats the true one, whose accuracy is 100%
+    gaps = [float(cell) for cells in rows.values() for cell in cells]
+    assert len(gaps) == 4 * 3 and all(-10 < g <= 0 for g in gaps)
 
 
 def test_polyhedral_oracle_fits_each_true_face():
@@ -340,3 +355,10 @@ def test_table1_timing_pass_times_only_the_methods_run():
     assert labels == ["plume-bfgs", "logit"]  # Logit: the reference of the ratios
     every = [e[0] for e in table1.timing_estimators([], "heart", 0)]
     assert every == ["plume-newton", "plume-gradient", "plume-bfgs", "spla1", "logit"]
+
+
+def test_polyhedral_truth_start_quick():
+    pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
+    stdout = _run("polyhedral_truth_start.py", "--quick")
+    starts = [line.split("|")[4].strip() for line in stdout.splitlines()[2:]]
+    assert starts == ["k-means x3", "truth x10"]
