@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.api as sm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -183,6 +184,47 @@ def test_results_api(noisy_fit, tmp_path):
     for method in ("get_margeff", "rademacher_bound", "bootstrap"):
         with pytest.raises(NotImplementedError, match="PolyhedralMixtureLogit"):
             getattr(res, method)()
+
+
+def test_lr_test_against_plume_refers_to_the_boundary_mixture(noisy_fit):
+    data, res = noisy_fit
+    plain = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    result = ps.compare_lr_test(plain, res)
+    assert result.df == 1
+    assert result.statistic == pytest.approx(2 * (res.llf - plain.llf))
+    assert result.statistic > 0
+    # eps = 0 is on the boundary: 1/2 chi2_0 + 1/2 chi2_1, not chi2_1
+    assert result.pvalue == pytest.approx(0.5 * stats.chi2.sf(result.statistic, 1))
+    # faces at another gamma are not nested in the flip model: no mixture
+    other = ps.plume("y ~ x1 + x2", data, k=2, gamma=2.0).fit()
+    statistic, pvalue, df = ps.compare_lr_test(other, res)
+    assert df == 1
+    assert pvalue == pytest.approx(stats.chi2.sf(statistic, 1))
+
+
+def test_lr_test_for_flips_holds_its_size_under_the_null():
+    # clean logistic labels (K = 1): the halved p-value rejects at about the
+    # nominal rate, the plain chi2_1 one at about half of it
+    rng = np.random.default_rng(1)
+    results = []
+    for _ in range(400):
+        x = sm.add_constant(rng.standard_normal((300, 2)))
+        y = (rng.random(300) < expit(x @ [0.3, 1.5, -1.0])).astype(float)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # eps at 0
+            logit = sm.Logit(y, x).fit(disp=0)
+            flips = LabelFlipPolyhedralLogit(y, x, k=1).fit()
+        with warnings.catch_warnings():
+            # at eps = 0 the flip fit's llf is a hair below Logit's: no warning
+            warnings.simplefilter("error")
+            result = ps.compare_lr_test(logit, flips)
+        if flips.mle_retvals["boundary"]:
+            assert result == (0.0, 1.0, 1)
+        results.append(result)
+    statistics, pvalues, _ = np.array(results).T
+    assert 0.4 < np.mean(pvalues == 1.0) < 0.8
+    assert 0.06 < np.mean(pvalues < 0.10) < 0.14
+    assert 0.02 < np.mean(stats.chi2.sf(statistics, 1) < 0.10) < 0.08
 
 
 def test_hc0_covariance(noisy_fit):
