@@ -33,6 +33,7 @@ examples:
   plumestats fit pima.csv "diabetes ~ glucose + bmi + age" --k 2
   plumestats fit heart.csv "disease ~ age + C(thal)" --k 3 --gamma 2 --json
   plumestats fit pima.csv "diabetes ~ glucose + bmi" --output fit.pickle
+  plumestats fit pima.csv "diabetes ~ glucose + bmi" --label-flips --alpha 1e-6
   plumestats predict fit.pickle new.csv --output preds.csv
 
 'predict' loads a pickle: only load files you made or trust (unpickling can
@@ -74,9 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         "fit",
         "fit PLUME to a CSV file and print the summary",
-        "Fit PLUME (or with --hard, SPLA1) to DATA with a patsy formula and print\n"
-        "the summary, or with --json the estimates as JSON. Rows with missing values\n"
-        "in the formula's columns are dropped.",
+        "Fit PLUME (with --hard, SPLA1; with --label-flips, PLUME with label flips)\n"
+        "to DATA with a patsy formula and print the summary, or with --json the\n"
+        "estimates as JSON. Rows with missing values in the formula's columns are\n"
+        "dropped.",
     )
     fit.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
     fit.add_argument(
@@ -112,16 +114,24 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--random-state", type=int, metavar="SEED", help="seed of the starts"
     )
-    fit.add_argument(
+    variant = fit.add_mutually_exclusive_group()
+    variant.add_argument(
         "--hard",
         action="store_true",
         help="fit SPLA1, the hard-gating limit (gamma is not used)",
+    )
+    variant.add_argument(
+        "--label-flips",
+        action="store_true",
+        help="fit PLUME with a share of randomly flipped labels, estimated "
+        "(LabelFlipPolyhedralLogit; use a small --alpha, e.g. 1e-6)",
     )
     fit.add_argument("--output", metavar="FILE", help="save the results (a pickle)")
     fit.add_argument(
         "--json",
         action="store_true",
-        help="print params, bse, llf, aic, bic and the Rademacher bound as JSON",
+        help="print params, bse, llf, aic, bic, the Rademacher bound (PLUME) and "
+        "the flip rate (--label-flips) as JSON",
     )
     fit.set_defaults(run=_fit)
 
@@ -198,9 +208,13 @@ def _finite(value):
 
 
 def _as_json(res, formula: str) -> dict:
+    from .label_flip import LabelFlipPolyhedralLogitResults
+
     params = res.params
+    flips = isinstance(getattr(res, "_results", res), LabelFlipPolyhedralLogitResults)
     bound = None
-    if np.isfinite(res.gamma):  # the bound is for the soft gate only
+    # the bound is for PLUME's soft gate only (not SPLA1, not the flip model)
+    if np.isfinite(res.gamma) and not flips:
         terms = res.rademacher_bound()
         bound = {
             key: _finite(value)
@@ -220,6 +234,7 @@ def _as_json(res, formula: str) -> dict:
         "aic": _finite(res.aic),
         "bic": _finite(res.bic),
         "bound": bound,
+        "flip_rate": _finite(res.flip_rate) if flips else None,
     }
 
 
@@ -230,7 +245,7 @@ def _report_warnings(caught) -> None:
 
 # ---------------------------------------------------------------- commands
 def _fit(args: argparse.Namespace) -> None:
-    from .formula.api import plume, spla1
+    from .formula.api import plume, plume_flip, spla1
 
     data = _read_csv(args.data)
     options = {"k": args.k, "inside": args.inside}
@@ -239,7 +254,8 @@ def _fit(args: argparse.Namespace) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            model = (spla1 if args.hard else plume)(args.formula, data, **options)
+            make = spla1 if args.hard else plume_flip if args.label_flips else plume
+            model = make(args.formula, data, **options)
             res = model.fit(
                 mstep=args.mstep,
                 n_init=args.n_init,

@@ -20,7 +20,7 @@ import pytest
 
 import plumestats
 from plumestats.cli import main
-from plumestats.formula.api import plume
+from plumestats.formula.api import plume, plume_flip
 from plumestats.results import PolyhedralMixtureLogitResults
 
 FORMULA = "diabetes ~ glucose + bmi + age"
@@ -67,6 +67,7 @@ def test_fit_prints_the_summary(pima_csv):
 def test_json_has_the_estimates(saved_fit, in_process):
     payload, _ = saved_fit
     assert {"params", "bse", "llf", "aic", "bic", "bound"} <= set(payload)
+    assert payload["flip_rate"] is None
     names = list(in_process.params.index)
     assert list(payload["params"]) == names
     # the same deterministic fit in two processes: equal to rounding
@@ -94,6 +95,33 @@ def test_fit_options_reach_the_model(pima, pima_csv):
     payload = json.loads(done.stdout)
     assert payload["k"] == 3 and payload["gamma"] == 2.0
     np.testing.assert_allclose(payload["llf"], expected.llf, rtol=1e-8)
+
+
+def test_label_flips_fit_and_predict(pima, tmp_path, capsys):
+    # in-process: the option's plumbing, against the same fit made directly
+    csv, model = tmp_path / "pima.csv", tmp_path / "flips.pickle"
+    pima.to_csv(csv, index=False)
+    formula = "diabetes ~ glucose + bmi + age"
+    args = ["fit", str(csv), formula, "--label-flips", "--alpha", "1e-6"]
+    assert main([*args, "--json", "--output", str(model)]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    expected = plume_flip(formula, pima, k=2).fit(alpha=1e-6)
+    assert list(payload["params"]) == list(expected.params.index)
+    assert list(payload["params"])[-1] == "flip_logit"
+    np.testing.assert_allclose(payload["llf"], expected.llf, rtol=1e-8)
+    np.testing.assert_allclose(payload["flip_rate"], expected.flip_rate, rtol=1e-6)
+    assert payload["bound"] is None  # the Rademacher bound is PLUME's only
+    assert main(args) == 0
+    assert "label flips" in capsys.readouterr().out
+    (tmp_path / "new.csv").write_text("glucose,bmi,age\n120,30,40\n")
+    assert main(["predict", str(model), str(tmp_path / "new.csv")]) == 0
+    predicted = float(capsys.readouterr().out.splitlines()[1].split(",")[1])
+    new = pd.DataFrame({"glucose": [120], "bmi": [30], "age": [40]})
+    np.testing.assert_allclose(predicted, expected.predict(new), rtol=1e-8)
+    with pytest.raises(SystemExit) as info:
+        main([*args, "--hard"])
+    assert info.value.code == 2
+    assert "not allowed with" in capsys.readouterr().err
 
 
 def test_predict_round_trip(saved_fit, pima, in_process, tmp_path):
