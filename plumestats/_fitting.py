@@ -20,7 +20,7 @@ from ._blocks import (
 )
 from ._em import PERFECT_LOGPROB, Problem, run_em, separating
 from ._scaling import DesignScaling
-from ._start import _START_MAX_ROWS, make_start
+from ._start import _START_MAX_ROWS, make_start, start_methods
 
 __all__ = ["best_run", "em_runs", "fit_direct"]
 
@@ -175,10 +175,10 @@ def em_runs(
     else:
         rng = as_rng(random_state)
         starts = []
-        for _ in range(n_init):
-            exog, y_pm = start_sample(problem, init, rng)
+        for method in start_methods(init, n_init):
+            exog, y_pm = start_sample(problem, method, rng)
             starts.append(
-                make_start(init, exog, y_pm, model.k, scaling.intercept_index, rng)
+                make_start(method, exog, y_pm, model.k, scaling.intercept_index, rng)
             )
     if isinstance(problem, BlockProblem) and mstep != "newton":
         problem.prefetch_hessian(None)  # only Newton M-steps use Q's Hessian
@@ -216,7 +216,7 @@ def fit_direct(
     problem, scaling = build_problem(model, 0.0)
     if start_params is None:
         internal = make_start(
-            init,
+            start_methods(init, 1)[0],
             problem.exog,
             problem.y_pm,
             model.k,

@@ -8,8 +8,14 @@
   face from straying into the other clusters, which on the UCI sets gave better
   final likelihoods than ignoring them (``benchmarks/init_compare.py``), and on
   simulated polytopes recovered every face.
+* ``"directions"``: as ``"kmeans"``, but the outside points are clustered by
+  their *direction* from the inside class's mean (k-means on unit vectors), so
+  points beyond the same face group together however far out they lie.
 * ``"logit"``: one logistic fit, replicated K times and perturbed.
 * ``"random"``: standard normal weights.
+* ``"mixed"``: restarts cycle through ``"kmeans"``, ``"directions"`` and
+  ``"logit"`` (a single start is ``"kmeans"``): different kinds of start land
+  in different maxima more often than reseeded k-means does.
 """
 
 from __future__ import annotations
@@ -22,9 +28,10 @@ from scipy.cluster.vq import kmeans2
 from ._design import DesignMatrix, as_design
 from ._em import EMOptions, Problem, run_em
 
-__all__ = ["INIT_METHODS", "make_start"]
+__all__ = ["INIT_METHODS", "make_start", "start_methods"]
 
-INIT_METHODS = ("kmeans", "logit", "random")
+INIT_METHODS = ("kmeans", "directions", "logit", "random", "mixed")
+MIXED_CYCLE = ("kmeans", "directions", "logit")
 
 # A ridge of one pseudo-observation per standardised slope: enough to keep start
 # values finite on separable subsets, negligible for the final fit.
@@ -52,6 +59,13 @@ def fit_logistic(exog, y_pm, intercept_index=None, weights=None) -> np.ndarray:
     return trace.params
 
 
+def start_methods(init: str, n_init: int) -> list[str]:
+    """The start method of each of ``n_init`` EM runs."""
+    if init == "mixed":
+        return [MIXED_CYCLE[run % len(MIXED_CYCLE)] for run in range(n_init)]
+    return [init] * n_init
+
+
 def make_start(
     method: str,
     exog: np.ndarray,
@@ -69,8 +83,10 @@ def make_start(
         values = exog.values if isinstance(exog, DesignMatrix) else exog
         exog, y_pm = values[rows], y_pm[rows]
     exog = as_design(exog)
-    if method == "kmeans" and k > 1:
-        start = _kmeans_start(exog, y_pm, k, intercept_index, rng)
+    if method in ("kmeans", "directions") and k > 1:
+        start = _kmeans_start(
+            exog, y_pm, k, intercept_index, rng, by_direction=method == "directions"
+        )
         if start is not None:
             return start
     base = fit_logistic(exog, y_pm, intercept_index)
@@ -80,17 +96,20 @@ def make_start(
     return (base[None, :] + noise).ravel()
 
 
-def _kmeans_start(exog, y_pm, k, intercept_index, rng):
+def _kmeans_start(exog, y_pm, k, intercept_index, rng, by_direction=False):
     varying = np.ptp(exog.values, axis=0) > 0
     outside = y_pm < 0
     if outside.sum() < k or not varying.any():
         return None
+    points = exog.values[outside][:, varying]
+    if by_direction:
+        points = _directions(points, exog.values[~outside][:, varying])
     seed = int(rng.integers(2**31 - 1))
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         # an empty or degenerate clustering (fewer distinct points than k) is
         # handled below by falling back to the "logit" start
         warnings.simplefilter("ignore", UserWarning)
-        _, labels = kmeans2(exog.values[outside][:, varying], k, seed=seed, minit="++")
+        _, labels = kmeans2(points, k, seed=seed, minit="++")
     if np.bincount(labels, minlength=k).min() == 0:
         return None
     outside_rows = np.flatnonzero(outside)
@@ -102,3 +121,12 @@ def _kmeans_start(exog, y_pm, k, intercept_index, rng):
             fit_logistic(exog, y_pm, intercept_index, weights=observation_weights)
         )
     return np.concatenate(weights)
+
+
+def _directions(outside: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """Unit vectors from the inside class's mean to each outside point."""
+    centre = inside.mean(axis=0) if inside.shape[0] else outside.mean(axis=0)
+    offsets = outside - centre
+    lengths = np.linalg.norm(offsets, axis=1, keepdims=True)
+    # a point at the centre has no direction; it stays at the origin
+    return np.divide(offsets, lengths, out=np.zeros_like(offsets), where=lengths > 0)

@@ -490,11 +490,16 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             M-step solver on the EM surrogate Q: a Levenberg-Marquardt damped
             Newton step, gradient ascent, or a BFGS quasi-Newton step; each with
             Armijo backtracking, so each EM iteration raises L.
-        init : {"kmeans", "logit", "random"}
+        init : {"kmeans", "directions", "logit", "random", "mixed"}
             Start values when ``start_params`` is not given: k-means of the
-            outside class (one cluster, hence one face, each; see ``_start``), a
-            perturbed logistic fit, or standard normal weights on the standardised
-            features.
+            outside class (one cluster, hence one face, each; see ``_start``),
+            the same clustering by direction from the inside class's mean, a
+            perturbed logistic fit, or standard normal weights on the
+            standardised features; ``"mixed"`` cycles the restarts through
+            ``"kmeans"``, ``"directions"`` and ``"logit"``. With several
+            restarts (``n_init``) the default reseeded k-means did as well as
+            the others on average (``benchmarks/restart_strategies.py``); a
+            second kind of start is a check on a fit with many faces.
         n_init : int, default 1
             Number of EM runs from different starts; the best objective is kept
             and every run's final value is in ``mle_retvals["restarts_llf"]``.

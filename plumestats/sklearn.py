@@ -81,8 +81,8 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         string in sorted order) is the inside.
     n_init : int, default 1
         Number of EM runs from different starts; the best likelihood is kept.
-    init : {"kmeans", "logit", "random"}, default "kmeans"
-        Start values of the EM runs.
+    init : {"kmeans", "directions", "logit", "random", "mixed"}, default "kmeans"
+        Start values of the EM runs (see ``PolyhedralMixtureLogit.fit``).
     max_iter : int, default 500
         Maximum number of iterations of each run.
     tol : float, default 1e-8

@@ -362,3 +362,12 @@ def test_polyhedral_truth_start_quick():
     stdout = _run("polyhedral_truth_start.py", "--quick")
     starts = [line.split("|")[4].strip() for line in stdout.splitlines()[2:]]
     assert starts == ["k-means x3", "truth x10"]
+
+
+def test_restart_strategies_quick():
+    pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
+    stdout = _run("restart_strategies.py", "--quick", "--strategies", "kmeans", "mixed")
+    row = next(line for line in stdout.splitlines() if line.startswith("| 2 | 3 | 0"))
+    objectives = [float(cell) for cell in row.split("|")[4:-1:2]]
+    assert len(objectives) == 2 and all(-1 < value < 0 for value in objectives)
+    assert "- simulated: `mixed` against `kmeans`: better maximum in " in stdout

@@ -14,6 +14,7 @@ from statsmodels.tools.sm_exceptions import (
 
 import plumestats.api as ps
 from plumestats import PolyhedralMixtureLogit
+from plumestats._start import _directions, start_methods
 
 
 def _random_problem(seed):
@@ -151,3 +152,45 @@ def test_callback_sees_every_iteration():
     )
     assert len(seen) == res.n_iter
     np.testing.assert_allclose([s[1] for s in seen], res.llf_history[1:])
+
+
+def test_mixed_restarts_cycle_through_the_kinds_of_start():
+    assert start_methods("mixed", 5) == [
+        "kmeans",
+        "directions",
+        "logit",
+        "kmeans",
+        "directions",
+    ]
+    assert start_methods("logit", 2) == ["logit", "logit"]
+    data, _ = ps.simulate_polyhedron(600, d=2, k=3, noise=0.1, random_state=8)
+    model = ps.plume("y ~ x1 + x2", data, k=3)
+    mixed = model.fit(n_init=3, init="mixed", random_state=11)
+    restarts = mixed.mle_retvals["restarts_llf"]
+    assert restarts.shape == (3,)
+    assert mixed.llf == pytest.approx(restarts.max(), rel=1e-12)
+    # the first run is the k-means run a single start with the same seed makes
+    single = model.fit(init="kmeans", random_state=11)
+    assert restarts[0] == pytest.approx(single.llf, rel=1e-12)
+    again = model.fit(n_init=3, init="mixed", random_state=11)
+    np.testing.assert_array_equal(mixed.params, again.params)
+
+
+def test_directions_start_recovers_a_polygon():
+    data, truth = ps.simulate_polyhedron(3000, d=2, k=5, noise=0.0, random_state=1)
+    res = ps.plume("y ~ x1 + x2", data, k=5).fit(
+        init="directions", alpha=1e-5, random_state=1
+    )
+    fitted = res.hyperplanes.to_numpy()[:, 1:]
+    true = truth.to_numpy()[:, 1:]
+    cosines = (fitted / np.linalg.norm(fitted, axis=1, keepdims=True)) @ (
+        true / np.linalg.norm(true, axis=1, keepdims=True)
+    ).T
+    assert np.all(cosines.max(axis=0) > 0.99)  # every true face is found
+
+
+def test_directions_are_unit_vectors_from_the_inside_mean():
+    inside = np.array([[0.0, 0.0], [2.0, 0.0]])
+    outside = np.array([[1.0, 3.0], [4.0, 0.0], [1.0, 0.0]])
+    directions = _directions(outside, inside)
+    np.testing.assert_allclose(directions, [[0, 1], [1, 0], [0, 0]], atol=1e-15)
