@@ -257,6 +257,69 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         """``min_k w_k' x``: non-negative inside the polyhedron (class 1)."""
         return self.predict(exog, transform=transform, which="decision")
 
+    def get_prediction(
+        self,
+        exog=None,
+        transform: bool = True,
+        which: str = "mean",
+        row_labels=None,
+        average: bool = False,
+        agg_weights=None,
+    ):
+        r"""Predicted P(y = 1 | x) with standard errors and confidence intervals.
+
+        As statsmodels' ``LogitResults.get_prediction``: the delta method on the
+        log-odds, :math:`\operatorname{se}(\operatorname{logit} P)^2 = J \Sigma
+        J'` with :math:`J` the analytic gradient of the log-odds in the
+        parameters and :math:`\Sigma` = ``cov_params()`` (so ``cov_type`` is
+        respected); intervals are formed on the log-odds and mapped back, so
+        they stay inside (0, 1). With ``k=1`` the results equal ``Logit``'s.
+
+        Parameters
+        ----------
+        exog : array_like or DataFrame, optional
+            Rows to predict at (the estimation sample by default). With a
+            formula model, a DataFrame the formula is applied to; rows with
+            missing values are dropped, as statsmodels does here.
+        transform : bool, default True
+            Apply the formula to ``exog``.
+        which : {"mean"}
+            P(y = 1 | x), the only prediction with inference; the others are in
+            :meth:`predict`.
+        row_labels : sequence, optional
+            Labels of the rows (default: the index of ``exog``).
+        average : bool, default False
+            Predict the mean of P(y = 1 | x) over the rows instead (delta
+            method on the probability scale, as statsmodels).
+        agg_weights : array_like, optional
+            With ``average``: the prediction is ``mean(agg_weights * P)``.
+
+        Returns
+        -------
+        PredictionResultsMonotonic
+            statsmodels' prediction results: ``predicted``, ``se``,
+            ``conf_int(alpha=...)`` and ``summary_frame(alpha=...)`` (columns
+            ``predicted``, ``se``, ``ci_lower``, ``ci_upper``).
+        """
+        from ._prediction import get_prediction
+
+        if is_dask_collection(exog) or (
+            exog is None and self.model._row_source is not None
+        ):
+            raise TypeError(
+                "get_prediction needs in-memory rows: pass exog as a NumPy array "
+                "or DataFrame (e.g. a Dask collection's .compute() sample)"
+            )
+        return get_prediction(
+            self, exog, transform, which, row_labels, average, agg_weights
+        )
+
+    def _log_odds_and_jacobian(self, design: np.ndarray):
+        """``logit P(y = 1 | x)`` per design row and its gradient in ``params``."""
+        from ._prediction import log_odds_and_jacobian
+
+        return log_odds_and_jacobian(self.model, np.asarray(self.params), design)
+
     def get_margeff(
         self,
         at: str = "overall",

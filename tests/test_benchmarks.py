@@ -371,3 +371,12 @@ def test_restart_strategies_quick():
     objectives = [float(cell) for cell in row.split("|")[4:-1:2]]
     assert len(objectives) == 2 and all(-1 < value < 0 for value in objectives)
     assert "- simulated: `mixed` against `kmeans`: better maximum in " in stdout
+
+
+def test_prediction_coverage_quick():
+    stdout = _run("prediction_coverage.py", "--quick")
+    lines = stdout.splitlines()
+    rows = [line.split("|")[3:-1] for line in lines if line.startswith("| 400 ")]
+    assert len(rows) == 2  # the 90% and 95% levels
+    shares = np.array([[float(cell) for cell in row] for row in rows])
+    assert shares.shape == (2, 3) and np.all((shares >= 0.5) & (shares <= 1))

@@ -1,0 +1,202 @@
+r"""Inference for predicted probabilities: ``results.get_prediction``.
+
+For one design row, with :math:`P = P(y = 1 \mid x)` and :math:`c = +1` when the
+class coded 1 is inside the polyhedron (``-1`` otherwise), the log-odds are a
+difference of two observation log-likelihoods,
+
+.. math::
+
+    \operatorname{logit} P = \ell(c) - \ell(-c), \qquad
+    \ell(y) = \log \sum_k g_k\, \sigma(y\, a_k),
+
+each a log-sum-exp that stays finite however close :math:`P` is to 0 or 1.
+Its derivative in the scores :math:`a_j = w_j' x` is the difference of the two
+score weights,
+
+.. math::
+
+    \frac{\partial \operatorname{logit} P}{\partial a_j}
+    = \bigl[r_j^{+} s_j^{+} - \gamma (r_j^{+} - g_j)\bigr]
+    - \bigl[r_j^{-} s_j^{-} - \gamma (r_j^{-} - g_j)\bigr],
+
+with the responsibilities :math:`r^{\pm}` and slopes :math:`s^{\pm}` of
+:class:`~plumestats._likelihood.Terms` at :math:`y = \pm c` (the gate terms
+cancel; hard gating is :math:`\gamma = 0` with a one-hot gate). The gradient in
+:math:`w_j` is that times :math:`x`. The delta method gives the standard error
+of the log-odds; the interval is formed there and mapped back through the
+logistic function (statsmodels' ``"endpoint"`` method for ``Logit``), so it stays
+inside (0, 1). With ``average=True`` the mean probability's interval is the
+delta method on the probability scale, as statsmodels does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, log_expit
+from statsmodels.base._prediction_inference import PredictionResultsMonotonic
+
+from ._likelihood import compute_hard_terms, compute_terms, linear_scores
+
+__all__ = ["flip_log_odds_and_jacobian", "get_prediction", "log_odds_and_jacobian"]
+
+
+def log_odds_and_jacobian(model, params: np.ndarray, exog: np.ndarray):
+    """``logit P(y = 1 | x)`` per row and its gradient in the hyperplane
+    weights, ``(n,)`` and ``(n, K p)`` (hyperplane-major, as ``params``)."""
+    log_yes, log_no, jacobian = _log_probabilities(model, params, exog)
+    return log_yes - log_no, jacobian
+
+
+def flip_log_odds_and_jacobian(model, params: np.ndarray, exog: np.ndarray):
+    r"""As :func:`log_odds_and_jacobian` for the label-flip model, whose
+    ``params`` end with :math:`\eta` = ``flip_logit``.
+
+    With :math:`\lambda = \sigma(\eta) = 2\varepsilon`, the observed label's
+    probability is :math:`P = \lambda/2 + (1 - \lambda) P_c` and
+    :math:`1 - P = \lambda/2 + (1 - \lambda)(1 - P_c)` (both log-sum-exps of
+    PLUME's :math:`\log P_c`, :math:`\log(1 - P_c)`). Then
+    :math:`\partial P / \partial w = (1 - \lambda) P_c (1 - P_c)\,
+    \partial \operatorname{logit} P_c / \partial w` and
+    :math:`\partial P / \partial \eta = \lambda (1 - \lambda)(1/2 - P_c)`,
+    each divided by :math:`P (1 - P)` for the log-odds.
+    """
+    params = np.asarray(params, dtype=float)
+    log_clean, log_clean_no, clean_jacobian = _log_probabilities(
+        model, params[:-1], exog
+    )
+    eta = params[-1]
+    log_half_lam, log_rest = log_expit(eta) - np.log(2.0), log_expit(-eta)
+    log_yes = np.logaddexp(log_half_lam, log_rest + log_clean)
+    log_no = np.logaddexp(log_half_lam, log_rest + log_clean_no)
+    log_spread = log_yes + log_no  # log P (1 - P)
+    faces = np.exp(log_rest + log_clean + log_clean_no - log_spread)
+    flip = expit(eta) * expit(-eta) * (0.5 - np.exp(log_clean)) * np.exp(-log_spread)
+    jacobian = np.column_stack([faces[:, None] * clean_jacobian, flip])
+    return log_yes - log_no, jacobian
+
+
+def _log_probabilities(model, params: np.ndarray, exog: np.ndarray):
+    """``log P``, ``log(1 - P)`` (P = P(y = 1 | x)) and the log-odds' gradient
+    in the hyperplane weights."""
+    k = model.k
+    sign = 1.0 if model._inside_code == 1 else -1.0
+    scores = linear_scores(params, exog, k)
+    ones = np.ones(scores.shape[0])
+    if model._hard:
+        gamma = 0.0
+        yes = compute_hard_terms(scores, sign * ones)
+        no = compute_hard_terms(scores, -sign * ones)
+    else:
+        gamma = model.gamma
+        yes = compute_terms(scores, sign * ones, gamma)
+        no = compute_terms(scores, -sign * ones, gamma)
+    weights = yes.score_weights(gamma) - no.score_weights(gamma)
+    jacobian = (weights[:, :, None] * exog[:, None, :]).reshape(len(exog), -1)
+    return yes._log_lik[:, 0], no._log_lik[:, 0], jacobian
+
+
+def _design_rows(results, exog, transform: bool, row_labels):
+    """The design matrix to predict at and its row labels, as statsmodels'
+    ``predict`` builds them (the formula applied to a DataFrame; rows with
+    missing values dropped, as ``Logit.get_prediction`` does)."""
+    if exog is None:
+        labels = getattr(results.model.data, "row_labels", None)
+        return np.asarray(results.model.exog, dtype=float), (
+            labels if row_labels is None else row_labels
+        )
+    design, index = results._transform_predict_exog(exog, transform=transform)
+    if row_labels is None:
+        row_labels = index if index is not None else getattr(exog, "index", None)
+    design = np.asarray(design, dtype=float)
+    if design.ndim == 1:
+        design = design[None, :] if design.size == results.model.k_vars else design
+    if design.ndim != 2 or design.shape[1] != results.model.k_vars:
+        raise ValueError(
+            f"exog must have {results.model.k_vars} columns (the model's design), "
+            f"got shape {np.shape(design)}"
+        )
+    complete = np.isfinite(design).all(axis=1)
+    if not complete.all():
+        design = design[complete]
+        if row_labels is not None and len(row_labels) == len(complete):
+            row_labels = pd.Index(row_labels)[complete]
+    return design, row_labels
+
+
+def get_prediction(
+    results,
+    exog=None,
+    transform: bool = True,
+    which: str = "mean",
+    row_labels=None,
+    average: bool = False,
+    agg_weights=None,
+) -> PredictionResultsMonotonic:
+    """See :meth:`PolyhedralMixtureLogitResults.get_prediction`."""
+    if which != "mean":
+        raise ValueError(
+            f"get_prediction supports which='mean' (P(y = 1 | x)), got {which!r}; "
+            "use results.predict(exog, which=...) for the other quantities"
+        )
+    design, labels = _design_rows(results, exog, transform, row_labels)
+    log_odds, jacobian = results._log_odds_and_jacobian(design)
+    cov = np.asarray(results.cov_params(), dtype=float)
+    # parameters without a variance (a flip rate held at its boundary) are fixed
+    free = np.isfinite(np.diag(cov))
+    cov, jacobian = cov[np.ix_(free, free)], jacobian[:, free]
+    dist = ["norm", "t"][bool(results.use_t)]
+    if not average:
+        var_log_odds = np.einsum("ni,ij,nj->n", jacobian, cov, jacobian)
+        prob = expit(log_odds)
+        slope = prob * expit(-log_odds)
+        return PredictionResultsMonotonic(
+            prob,
+            slope**2 * var_log_odds,
+            linpred=log_odds,
+            linpred_se=np.sqrt(var_log_odds),
+            func=expit,
+            deriv=lambda z: expit(z) * expit(-z),
+            df=results.df_resid,
+            dist=dist,
+            row_labels=labels,
+        )
+    weights = _aggregation_weights(agg_weights, len(design))
+    prob = expit(log_odds)
+    mean = float(weights @ prob)
+    gradient = (weights * prob * expit(-log_odds)) @ jacobian
+    variance = np.array([gradient @ cov @ gradient])
+    return PredictionResultsMonotonic(
+        np.array([mean]),
+        variance,
+        linpred=np.array([mean]),
+        linpred_se=np.sqrt(variance),
+        func=_identity,
+        deriv=np.ones_like,
+        df=results.df_resid,
+        dist=dist,
+        row_labels=None,
+    )
+
+
+def _identity(values):
+    return values
+
+
+def _aggregation_weights(agg_weights, nobs: int) -> np.ndarray:
+    """statsmodels' ``agg_weights``: the prediction is ``mean(agg_weights * P)``
+    (the plain mean without them)."""
+    weights = (
+        np.broadcast_to(
+            np.asarray(1.0 if agg_weights is None else agg_weights, dtype=float),
+            (nobs,),
+        )
+        if np.ndim(agg_weights) == 0
+        else np.asarray(agg_weights, dtype=float)
+    )
+    if weights.shape != (nobs,):
+        raise ValueError(
+            f"agg_weights must have one weight per prediction row ({nobs}), got "
+            f"shape {weights.shape}"
+        )
+    return weights / nobs

@@ -1,0 +1,174 @@
+"""``results.get_prediction``: P(y = 1 | x) with standard errors and intervals.
+
+Oracles: statsmodels' ``Logit.get_prediction`` at K = 1 (the same model),
+finite differences of the log-odds in the parameters for every variant (soft,
+``inside=0``, hard gating, label flips), and the coverage of the intervals on
+data simulated from a known PLUME.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.formula.api as smf
+from conftest import logistic_data
+from scipy.special import expit, logit
+from statsmodels.tools.numdiff import approx_fprime
+from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+import plumestats.api as ps
+from plumestats._prediction import flip_log_odds_and_jacobian, log_odds_and_jacobian
+
+
+@pytest.fixture(scope="module")
+def logit_pair():
+    data = logistic_data(300, d=2, seed=4)
+    formula = "y ~ x1 + x2"
+    logit_res = smf.logit(formula, data).fit(disp=0)
+    return data, logit_res, ps.plume(formula, data, k=1).fit()
+
+
+def _new_rows():
+    # a missing value (dropped, as statsmodels does) and a row far out (P ~ 1)
+    return pd.DataFrame(
+        {"x1": [0.1, np.nan, 2.0, 40.0], "x2": [0.0, 1.0, -1.0, 3.0]},
+        index=["a", "b", "c", "far"],
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"exog": "new"},
+        {"exog": "new", "average": True},
+        {"exog": "new", "average": True, "agg_weights": np.array([1.0, 2.0, 0.5])},
+    ],
+)
+def test_k1_equals_statsmodels_logit(logit_pair, kwargs):
+    _, logit_res, plume_res = logit_pair
+    if kwargs.get("exog") == "new":
+        kwargs = {**kwargs, "exog": _new_rows()}
+    for alpha in (0.05, 0.1):
+        expected = logit_res.get_prediction(**kwargs).summary_frame(alpha=alpha)
+        got = plume_res.get_prediction(**kwargs).summary_frame(alpha=alpha)
+        pd.testing.assert_index_equal(got.index, expected.index)
+        pd.testing.assert_frame_equal(got, expected, rtol=1e-6, atol=1e-12)
+
+
+def test_k1_robust_covariance_equals_logit(logit_pair):
+    data, _, _ = logit_pair
+    expected = smf.logit("y ~ x1 + x2", data).fit(disp=0, cov_type="HC0")
+    got = ps.plume("y ~ x1 + x2", data, k=1).fit(cov_type="HC0")
+    np.testing.assert_allclose(
+        got.get_prediction(_new_rows()).se,
+        expected.get_prediction(_new_rows()).se,
+        rtol=1e-6,
+    )
+
+
+def _fd_check(res, log_odds_and_jacobian_of):
+    design = res.model.exog[:40]
+    params = np.asarray(res.params, dtype=float)
+    log_odds, jacobian = log_odds_and_jacobian_of(res.model, params, design)
+    observed = res.model.predict(params, design)
+    np.testing.assert_allclose(expit(log_odds), observed, rtol=1e-10, atol=1e-14)
+
+    def log_odds_at(p):
+        return logit(res.model.predict(p, design))
+
+    numeric = approx_fprime(params, log_odds_at, centered=True)
+    np.testing.assert_allclose(jacobian, numeric, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda d: ps.plume("y ~ x1 + x2", d, k=3, gamma=2.0),
+        lambda d: ps.plume("y ~ x1 + x2", d, k=2, inside=0),
+        lambda d: ps.spla1("y ~ x1 + x2", d, k=3),
+    ],
+    ids=["soft", "inside-0", "hard"],
+)
+def test_jacobian_against_finite_differences(make):
+    data, _ = ps.simulate_polyhedron(400, d=2, k=3, noise=0.1, random_state=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = make(data).fit(alpha=1e-3)
+    _fd_check(res, log_odds_and_jacobian)
+
+
+def test_flip_jacobian_against_finite_differences():
+    data, _ = ps.simulate_polyhedron(800, d=2, k=2, noise=0.1, random_state=0)
+    res = ps.plume_flip("y ~ x1 + x2", data, k=2).fit(alpha=1e-3)
+    assert 0.01 < res.flip_rate < 0.3
+    _fd_check(res, flip_log_odds_and_jacobian)
+    frame = res.get_prediction(data.iloc[:5]).summary_frame()
+    observed = res.predict(data.iloc[:5])
+    np.testing.assert_allclose(frame["predicted"], observed, rtol=1e-12)
+    # the observed label's probability never leaves [eps, 1 - eps]
+    assert (frame["ci_lower"] > 0).all() and (frame["ci_upper"] < 1).all()
+
+
+def test_flip_rate_at_its_boundary_is_held_fixed():
+    data = ps.simulate_plume(1000, [[1.0, 2.0, 0.5], [1.0, -1.5, 1.0]], random_state=0)
+    with pytest.warns(ConvergenceWarning, match="boundary"):
+        res = ps.plume_flip("y ~ x1 + x2", data, k=2).fit()
+    plain = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    got = res.get_prediction(data.iloc[:10]).summary_frame()
+    expected = plain.get_prediction(data.iloc[:10]).summary_frame()
+    # eps = 5e-9 and its variance unknown: PLUME's intervals
+    pd.testing.assert_frame_equal(got, expected, rtol=1e-5, atol=1e-7)
+
+
+def test_extreme_rows_stay_finite_without_warnings():
+    data, _ = ps.simulate_polyhedron(600, d=2, k=3, noise=0.05, random_state=1)
+    res = ps.plume("y ~ x1 + x2", data, k=3).fit(alpha=1e-4)
+    far = pd.DataFrame({"x1": [1e6, -1e6, 0.0, 1e-300], "x2": [1e6, 0.0, -1e8, 0.0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        frame = res.get_prediction(far).summary_frame()
+    values = frame.to_numpy()
+    assert np.isfinite(values).all()
+    assert (frame["ci_lower"] >= 0).all() and (frame["ci_upper"] <= 1).all()
+    assert (frame["ci_lower"] <= frame["predicted"]).all()
+    assert (frame["predicted"] <= frame["ci_upper"]).all()
+
+
+def test_intervals_cover_the_true_probability():
+    # a known PLUME; the 90% interval of P at three points, over 150 samples
+    weights = [[1.0, 2.0, 0.5], [1.0, -1.5, 1.0]]
+    points = pd.DataFrame({"x1": [0.0, 0.5, -0.8], "x2": [0.0, -0.5, 0.7]})
+    design = np.column_stack([np.ones(3), points])
+    scores = design @ np.asarray(weights).T
+    gate = np.exp(-scores) / np.exp(-scores).sum(axis=1, keepdims=True)
+    truth = (gate * expit(scores)).sum(axis=1)  # the model, written out
+    covered = []
+    for seed in range(150):
+        data = ps.simulate_plume(800, weights, random_state=seed)
+        res = ps.plume("y ~ x1 + x2", data, k=2).fit()
+        ci = res.get_prediction(points).conf_int(alpha=0.1)
+        covered.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
+    coverage = np.mean(covered, axis=0)
+    assert np.all((coverage > 0.82) & (coverage < 0.97)), coverage
+
+
+def test_bad_requests_are_refused(logit_pair):
+    _, _, res = logit_pair
+    with pytest.raises(ValueError, match="which='mean'"):
+        res.get_prediction(which="linear")
+    with pytest.raises(ValueError, match="agg_weights must have one weight"):
+        res.get_prediction(_new_rows(), average=True, agg_weights=[1.0, 2.0])
+    with pytest.raises(ValueError, match="exog must have 3 columns"):
+        res.get_prediction(np.ones((2, 5)), transform=False)
+
+
+def test_dask_rows_are_refused(logit_pair):
+    dask_array = pytest.importorskip("dask.array")
+    _, _, res = logit_pair
+    rows = dask_array.from_array(res.model.exog, chunks=100)
+    with pytest.raises(TypeError, match="in-memory rows"):
+        res.get_prediction(rows)
