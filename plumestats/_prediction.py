@@ -41,14 +41,19 @@ from ._likelihood import compute_hard_terms, compute_terms, linear_scores
 __all__ = ["flip_log_odds_and_jacobian", "get_prediction", "log_odds_and_jacobian"]
 
 
-def log_odds_and_jacobian(model, params: np.ndarray, exog: np.ndarray):
+def log_odds_and_jacobian(
+    model, params: np.ndarray, exog: np.ndarray, jacobian: bool = True
+):
     """``logit P(y = 1 | x)`` per row and its gradient in the hyperplane
-    weights, ``(n,)`` and ``(n, K p)`` (hyperplane-major, as ``params``)."""
-    log_yes, log_no, jacobian = _log_probabilities(model, params, exog)
-    return log_yes - log_no, jacobian
+    weights, ``(n,)`` and ``(n, K p)`` (hyperplane-major, as ``params``; None
+    without ``jacobian``)."""
+    log_yes, log_no, gradient = _log_probabilities(model, params, exog, jacobian)
+    return log_yes - log_no, gradient
 
 
-def flip_log_odds_and_jacobian(model, params: np.ndarray, exog: np.ndarray):
+def flip_log_odds_and_jacobian(
+    model, params: np.ndarray, exog: np.ndarray, jacobian: bool = True
+):
     r"""As :func:`log_odds_and_jacobian` for the label-flip model, whose
     ``params`` end with :math:`\eta` = ``flip_logit``.
 
@@ -63,12 +68,14 @@ def flip_log_odds_and_jacobian(model, params: np.ndarray, exog: np.ndarray):
     """
     params = np.asarray(params, dtype=float)
     log_clean, log_clean_no, clean_jacobian = _log_probabilities(
-        model, params[:-1], exog
+        model, params[:-1], exog, jacobian
     )
     eta = params[-1]
     log_half_lam, log_rest = log_expit(eta) - np.log(2.0), log_expit(-eta)
     log_yes = np.logaddexp(log_half_lam, log_rest + log_clean)
     log_no = np.logaddexp(log_half_lam, log_rest + log_clean_no)
+    if not jacobian:
+        return log_yes - log_no, None
     log_spread = log_yes + log_no  # log P (1 - P)
     faces = np.exp(log_rest + log_clean + log_clean_no - log_spread)
     flip = expit(eta) * expit(-eta) * (0.5 - np.exp(log_clean)) * np.exp(-log_spread)
@@ -76,9 +83,9 @@ def flip_log_odds_and_jacobian(model, params: np.ndarray, exog: np.ndarray):
     return log_yes - log_no, jacobian
 
 
-def _log_probabilities(model, params: np.ndarray, exog: np.ndarray):
+def _log_probabilities(model, params, exog, jacobian: bool = True):
     """``log P``, ``log(1 - P)`` (P = P(y = 1 | x)) and the log-odds' gradient
-    in the hyperplane weights."""
+    in the hyperplane weights (None without ``jacobian``)."""
     k = model.k
     sign = 1.0 if model._inside_code == 1 else -1.0
     scores = linear_scores(params, exog, k)
@@ -91,9 +98,11 @@ def _log_probabilities(model, params: np.ndarray, exog: np.ndarray):
         gamma = model.gamma
         yes = compute_terms(scores, sign * ones, gamma)
         no = compute_terms(scores, -sign * ones, gamma)
+    if not jacobian:
+        return yes._log_lik[:, 0], no._log_lik[:, 0], None
     weights = yes.score_weights(gamma) - no.score_weights(gamma)
-    jacobian = (weights[:, :, None] * exog[:, None, :]).reshape(len(exog), -1)
-    return yes._log_lik[:, 0], no._log_lik[:, 0], jacobian
+    gradient = (weights[:, :, None] * exog[:, None, :]).reshape(len(exog), -1)
+    return yes._log_lik[:, 0], no._log_lik[:, 0], gradient
 
 
 def _design_rows(results, exog, transform: bool, row_labels):

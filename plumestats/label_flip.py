@@ -461,12 +461,13 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
         on the boundary."""
         return float(stats.chi2.sf(self.llr, self.df_model + self.model.k_extra))
 
-    def _log_odds_and_jacobian(self, design: np.ndarray):
+    def _log_odds_and_jacobian(self, design: np.ndarray, jacobian: bool = True):
         """Log-odds of the observed label and their gradient in ``params``
         (``flip_logit`` included): what ``get_prediction`` needs."""
         from ._prediction import flip_log_odds_and_jacobian
 
-        return flip_log_odds_and_jacobian(self.model, np.asarray(self.params), design)
+        params = np.asarray(self.params)
+        return flip_log_odds_and_jacobian(self.model, params, design, jacobian)
 
     def _plume_only(self, *args, **kwargs):
         raise NotImplementedError(

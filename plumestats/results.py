@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from patsy import PatsyError
 from scipy import stats
-from scipy.special import xlogy
+from scipy.special import expit, xlogy
 from statsmodels.base import wrapper as wrap
 from statsmodels.base.model import (
     GenericLikelihoodModelResults,
@@ -314,11 +314,59 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             self, exog, transform, which, row_labels, average, agg_weights
         )
 
-    def _log_odds_and_jacobian(self, design: np.ndarray):
+    def _log_odds_and_jacobian(self, design: np.ndarray, jacobian: bool = True):
         """``logit P(y = 1 | x)`` per design row and its gradient in ``params``."""
         from ._prediction import log_odds_and_jacobian
 
-        return log_odds_and_jacobian(self.model, np.asarray(self.params), design)
+        params = np.asarray(self.params)
+        return log_odds_and_jacobian(self.model, params, design, jacobian)
+
+    # ------------------------------------------------------------- residuals
+    def _sample_design(self) -> np.ndarray:
+        if self.model.exog is None or self.model._row_source is not None:
+            raise ValueError(
+                "residuals need the estimation sample in memory; this fit has "
+                "none (remove_data() or Dask input): compute them from predict()"
+            )
+        return np.asarray(self.model.exog)
+
+    @cache_readonly
+    def fittedvalues(self) -> np.ndarray:
+        """Log-odds of P(y = 1 | x) on the estimation sample (at K = 1 the
+        linear predictor, ``Logit``'s ``fittedvalues``)."""
+        return self._log_odds_and_jacobian(self._sample_design(), False)[0]
+
+    @cache_readonly
+    def resid_response(self) -> np.ndarray:
+        """Response residuals ``y - P(y = 1 | x)``."""
+        return np.asarray(self.model.endog) - expit(self.fittedvalues)
+
+    @cache_readonly
+    def resid_pearson(self) -> np.ndarray:
+        r"""Pearson residuals :math:`(y - P) / \sqrt{P (1 - P)}`, in the
+        cancellation-free form :math:`e^{-\eta/2}` for y = 1 and
+        :math:`-e^{\eta/2}` for y = 0 (:math:`\eta` the log-odds)."""
+        half = 0.5 * self.fittedvalues
+        with np.errstate(over="ignore"):  # a certain, wrong prediction: inf
+            return np.where(
+                np.asarray(self.model.endog) == 1, np.exp(-half), -np.exp(half)
+            )
+
+    @cache_readonly
+    def resid_dev(self) -> np.ndarray:
+        r"""Deviance residuals :math:`\operatorname{sign}(y - P)
+        \sqrt{-2 \log P(y \mid x)}`."""
+        self._sample_design()
+        log_lik = self.model.loglikeobs(np.asarray(self.params))
+        sign = np.where(np.asarray(self.model.endog) == 1, 1.0, -1.0)
+        return sign * np.sqrt(-2.0 * np.minimum(log_lik, 0.0))
+
+    def get_distribution(self, exog=None, transform: bool = True):
+        """The predicted distribution of the outcome: a frozen
+        ``scipy.stats.bernoulli`` with ``p = P(y = 1 | x)`` per row (as
+        statsmodels' ``get_distribution``)."""
+        prob = np.asarray(self.predict(exog, transform=transform), dtype=float)
+        return stats.bernoulli(prob)
 
     def get_margeff(
         self,
@@ -687,8 +735,17 @@ def _test_outcomes(results, test_data) -> tuple[np.ndarray, np.ndarray]:
     return observed.to_numpy(dtype=float)[complete], probability[complete]
 
 
+# per-observation results come back indexed like the data, as for Logit
+_ROW_ATTRS = {
+    "fittedvalues": "rows",
+    "resid_dev": "rows",
+    "resid_pearson": "rows",
+    "resid_response": "rows",
+}
+
+
 class PolyhedralMixtureLogitResultsWrapper(LikelihoodResultsWrapper):
-    _wrap_attrs = wrap.union_dicts(LikelihoodResultsWrapper._wrap_attrs)
+    _wrap_attrs = wrap.union_dicts(LikelihoodResultsWrapper._wrap_attrs, _ROW_ATTRS)
     _wrap_methods = wrap.union_dicts(LikelihoodResultsWrapper._wrap_methods)
 
 

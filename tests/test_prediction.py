@@ -1,4 +1,5 @@
-"""``results.get_prediction``: P(y = 1 | x) with standard errors and intervals.
+"""``results.get_prediction`` (P(y = 1 | x) with standard errors and
+intervals), the residuals and ``get_distribution``.
 
 Oracles: statsmodels' ``Logit.get_prediction`` at K = 1 (the same model),
 finite differences of the log-odds in the parameters for every variant (soft,
@@ -172,3 +173,46 @@ def test_dask_rows_are_refused(logit_pair):
     rows = dask_array.from_array(res.model.exog, chunks=100)
     with pytest.raises(TypeError, match="in-memory rows"):
         res.get_prediction(rows)
+
+
+def test_k1_residuals_equal_logit():
+    data = logistic_data(300, d=2, seed=4)
+    data.index = [f"row{i}" for i in range(len(data))]
+    data.loc["row3", "x1"] = np.nan  # dropped by both formulas
+    logit_res = smf.logit("y ~ x1 + x2", data).fit(disp=0)
+    res = ps.plume("y ~ x1 + x2", data, k=1).fit()
+    for name in ("fittedvalues", "resid_response", "resid_pearson", "resid_dev"):
+        pd.testing.assert_series_equal(
+            getattr(res, name), getattr(logit_res, name), rtol=1e-8, atol=1e-10
+        )
+    new = data.iloc[:4].dropna()
+    np.testing.assert_allclose(
+        res.get_distribution(new).mean(),
+        logit_res.get_distribution(new).mean(),
+        rtol=1e-8,
+    )
+
+
+@pytest.mark.parametrize("flips", [False, True])
+def test_residuals_follow_their_definitions(flips):
+    data, _ = ps.simulate_polyhedron(600, d=2, k=3, noise=0.1, random_state=3)
+    make = ps.plume_flip if flips else ps.plume
+    res = make("y ~ x1 + x2", data, k=3).fit(alpha=1e-3)
+    y, prob = data["y"].to_numpy(), np.asarray(res.predict())
+    np.testing.assert_allclose(res.resid_response, y - prob, atol=1e-12)
+    np.testing.assert_allclose(
+        res.resid_pearson, (y - prob) / np.sqrt(prob * (1 - prob)), rtol=1e-8
+    )
+    np.testing.assert_allclose(res.fittedvalues, logit(prob), rtol=1e-8, atol=1e-10)
+    # squared deviance residuals add up to the deviance, -2 llf
+    assert np.sum(res.resid_dev**2) == pytest.approx(-2 * res.llf, rel=1e-10)
+    assert np.all(np.sign(res.resid_dev) == np.where(y == 1, 1, -1))
+
+
+def test_residuals_need_the_data():
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=0)
+    res = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    res.remove_data()
+    for name in ("fittedvalues", "resid_dev", "resid_pearson"):
+        with pytest.raises(ValueError, match="estimation sample in memory"):
+            getattr(res, name)
