@@ -8,7 +8,7 @@ from statsmodels.iolib.summary import Summary, summary_params
 
 from .bounds import _fmt
 
-__all__ = ["build_summary"]
+__all__ = ["build_summary", "build_summary2"]
 
 
 def _inside_label(results) -> str:
@@ -217,4 +217,31 @@ def build_summary(
     if diagnostics is not None:
         notes.append(diagnostics)
     smry.add_extra_txt([f"[{i + 1}] {note}" for i, note in enumerate(notes)])
+    return smry
+
+
+def build_summary2(
+    results, yname=None, xname=None, title=None, alpha=0.05, float_format="%.4f"
+):
+    """statsmodels' ``summary2`` layout (one table of every parameter, as
+    ``Logit.summary2``) with the outcome, K and gate in a closing note."""
+    from statsmodels.iolib import summary2
+
+    if xname is not None and len(xname) == results.model.k_vars:
+        # one block's names, as summary() takes them: name every hyperplane's
+        names = [f"h{k + 1}:{name}" for k in range(results.k) for name in xname]
+        xname = names + list(results.model.data.param_names[len(names) :])
+    smry = summary2.Summary()
+    smry.add_base(
+        results=results,
+        alpha=alpha,
+        float_format=float_format,
+        xname=xname,
+        yname=yname,
+        title=title,
+    )
+    gate = "hard (SPLA1)" if results.model._hard else f"soft, gamma = {results.gamma:g}"
+    smry.add_text(f"K = {results.k} hyperplanes, {gate}. {_outcome_note(results)}")
+    if hasattr(results, "flip_rate"):
+        smry.add_text(_flip_note(results, alpha))
     return smry

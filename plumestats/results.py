@@ -668,6 +668,36 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             self, yname=yname, xname=xname, title=title, alpha=alpha, bootstrap=boot
         )
 
+    def summary2(
+        self,
+        yname=None,
+        xname=None,
+        title=None,
+        alpha: float = 0.05,
+        float_format: str = "%.4f",
+    ):
+        """statsmodels' alternative summary (``Logit.summary2``): a model table
+        and one table of every hyperplane's coefficients, as DataFrames
+        (``.tables``) that also print as text, LaTeX and HTML.
+
+        Parameters
+        ----------
+        yname : str, optional
+            Name of the outcome.
+        xname : list of str, optional
+            Names of the design columns (one block's rows, as for
+            :meth:`summary`) or of every parameter.
+        title : str, optional
+            Title of the summary.
+        alpha : float
+            Significance level of the confidence intervals.
+        float_format : str
+            Format of the numbers.
+        """
+        from ._summary import build_summary2
+
+        return build_summary2(self, yname, xname, title, alpha, float_format)
+
 
 def _root_of(meat: np.ndarray) -> np.ndarray:
     """A square matrix ``R`` with ``R'R = meat``: it stands for the observation

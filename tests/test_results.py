@@ -8,6 +8,8 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.formula.api as smf
+from conftest import logistic_data
 
 import plumestats.api as ps
 from plumestats import PolyhedralMixtureLogit
@@ -254,3 +256,17 @@ def test_bad_arguments_name_the_argument():
         model.fit(maxfun=3)
     with pytest.raises(ValueError, match="start_params must have 6 values"):
         model.fit(start_params=np.zeros(5))
+
+
+def test_summary2_is_statsmodels_layout_and_equals_logit_at_k1():
+    data = logistic_data(300, d=2, seed=4)
+    logit_table = smf.logit("y ~ x1 + x2", data).fit(disp=0).summary2().tables[1]
+    res = ps.plume("y ~ x1 + x2", data, k=1).fit()
+    table = res.summary2().tables[1]
+    assert list(table.index) == ["h1:Intercept", "h1:x1", "h1:x2"]
+    np.testing.assert_allclose(table.to_numpy(), logit_table.to_numpy(), rtol=1e-6)
+    two = ps.plume("y ~ x1 + x2", data, k=2).fit(alpha=1e-3)
+    text = str(two.summary2(xname=["const", "a", "b"], alpha=0.1))
+    assert "h2:b" in text and "[0.05" in text
+    assert "K = 2 hyperplanes, soft, gamma = 1." in text
+    assert "Outcome coded 1 is the inside" in text
