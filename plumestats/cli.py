@@ -35,6 +35,7 @@ examples:
   plumestats fit pima.csv "diabetes ~ glucose + bmi" --output fit.pickle
   plumestats fit pima.csv "diabetes ~ glucose + bmi" --label-flips --alpha 1e-6
   plumestats predict fit.pickle new.csv --output preds.csv
+  plumestats predict fit.pickle new.csv --intervals --alpha 0.1
 
 'predict' loads a pickle: only load files you made or trust (unpickling can
 run arbitrary code)."""
@@ -147,6 +148,18 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("data", metavar="NEW.csv", help="CSV file with a header row")
     predict.add_argument(
         "--index-col", metavar="COLUMN", help="column of NEW to use as the row index"
+    )
+    predict.add_argument(
+        "--intervals",
+        action="store_true",
+        help="add the standard error and confidence interval of each prediction "
+        "(columns se, ci_lower, ci_upper; results.get_prediction)",
+    )
+    predict.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="with --intervals: 1 - confidence level (default 0.05)",
     )
     predict.add_argument("--output", metavar="FILE", help="CSV file (default stdout)")
     predict.set_defaults(run=_predict)
@@ -302,16 +315,19 @@ def _load_results(path: str):
 def _predict(args: argparse.Namespace) -> None:
     res = _load_results(args.model)
     data = _read_csv(args.data, index_col=args.index_col)
+    if args.intervals and not 0 < args.alpha < 1:
+        raise CLIError(f"--alpha must be between 0 and 1, got {args.alpha:g}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            predicted = res.predict(data)
+            if args.intervals:
+                out = _prediction_frame(res, data, args.alpha)
+            else:
+                predicted = np.asarray(res.predict(data), dtype=float)
+                out = pd.DataFrame({"predicted": predicted}, index=data.index)
         except (ValueError, TypeError, KeyError) as exc:
             raise _explain(exc, data, args.data) from exc
     _report_warnings(caught)
-    out = pd.DataFrame(
-        {"predicted": np.asarray(predicted, dtype=float)}, index=data.index
-    )
     if args.output:
         out.to_csv(args.output)
         print(
@@ -319,6 +335,16 @@ def _predict(args: argparse.Namespace) -> None:
         )
     else:
         out.to_csv(sys.stdout)
+
+
+def _prediction_frame(res, data: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """``get_prediction``'s summary frame, one row per input row (rows with a
+    missing value empty), indexed like the input."""
+    positions = np.arange(len(data))
+    frame = res.get_prediction(data, row_labels=positions).summary_frame(alpha=alpha)
+    frame = frame.reindex(positions)
+    frame.index = data.index
+    return frame
 
 
 def main(argv: Sequence[str] | None = None) -> int:

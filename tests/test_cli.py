@@ -6,6 +6,7 @@ the saved pickle loaded in-process.
 
 from __future__ import annotations
 
+import io
 import json
 import pickle
 import re
@@ -139,6 +140,23 @@ def test_predict_round_trip(saved_fit, pima, in_process, tmp_path):
     np.testing.assert_allclose(got["predicted"], loaded.predict(frame), rtol=1e-12)
     np.testing.assert_allclose(got["predicted"], in_process.predict(frame), rtol=1e-8)
     assert np.isnan(got["predicted"].iloc[0])
+
+
+def test_predict_intervals(saved_fit, pima, tmp_path, capsys):
+    _, model = saved_fit
+    new = pima.drop(columns="diabetes").iloc[:6].copy()
+    new.loc[new.index[2], "glucose"] = np.nan  # its row stays, empty
+    new.to_csv(tmp_path / "new.csv", index=False)
+    args = ["predict", str(model), str(tmp_path / "new.csv"), "--intervals"]
+    assert main([*args, "--alpha", "0.1"]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col=0)
+    assert list(got.columns) == ["predicted", "se", "ci_lower", "ci_upper"]
+    assert got.iloc[2].isna().all() and got.drop(index=2).notna().all().all()
+    loaded = PolyhedralMixtureLogitResults.load(model)
+    expected = loaded.get_prediction(new.dropna()).summary_frame(alpha=0.1)
+    np.testing.assert_allclose(got.dropna().to_numpy(), expected.to_numpy(), rtol=1e-9)
+    assert main([*args, "--alpha", "1.5"]) == 1
+    _one_error_line(capsys.readouterr().err, "--alpha must be between 0 and 1")
 
 
 def test_predict_to_stdout_keeps_the_index_column(saved_fit, pima, tmp_path, capsys):
