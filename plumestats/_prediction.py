@@ -38,7 +38,12 @@ from statsmodels.base._prediction_inference import PredictionResultsMonotonic
 
 from ._likelihood import compute_hard_terms, compute_terms, linear_scores
 
-__all__ = ["flip_log_odds_and_jacobian", "get_prediction", "log_odds_and_jacobian"]
+__all__ = [
+    "design_rows",
+    "flip_log_odds_and_jacobian",
+    "log_odds_and_jacobian",
+    "prediction_results",
+]
 
 
 def log_odds_and_jacobian(
@@ -105,7 +110,7 @@ def _log_probabilities(model, params, exog, jacobian: bool = True):
     return yes._log_lik[:, 0], no._log_lik[:, 0], gradient
 
 
-def _design_rows(results, exog, transform: bool, row_labels):
+def design_rows(results, exog, transform: bool, row_labels):
     """The design matrix to predict at and its row labels, as statsmodels'
     ``predict`` builds them (the formula applied to a DataFrame; rows with
     missing values dropped, as ``Logit.get_prediction`` does)."""
@@ -133,22 +138,12 @@ def _design_rows(results, exog, transform: bool, row_labels):
     return design, row_labels
 
 
-def get_prediction(
-    results,
-    exog=None,
-    transform: bool = True,
-    which: str = "mean",
-    row_labels=None,
-    average: bool = False,
-    agg_weights=None,
+def prediction_results(
+    results, exog, transform: bool, row_labels, average: bool, agg_weights
 ) -> PredictionResultsMonotonic:
-    """See :meth:`PolyhedralMixtureLogitResults.get_prediction`."""
-    if which != "mean":
-        raise ValueError(
-            f"get_prediction supports which='mean' (P(y = 1 | x)), got {which!r}; "
-            "use results.predict(exog, which=...) for the other quantities"
-        )
-    design, labels = _design_rows(results, exog, transform, row_labels)
+    """What :meth:`PolyhedralMixtureLogitResults.get_prediction` returns for
+    ``which="mean"``."""
+    design, labels = design_rows(results, exog, transform, row_labels)
     log_odds, jacobian = results._log_odds_and_jacobian(design)
     cov = np.asarray(results.cov_params(), dtype=float)
     # parameters without a variance (a flip rate held at its boundary) are fixed

@@ -301,8 +301,13 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             ``conf_int(alpha=...)`` and ``summary_frame(alpha=...)`` (columns
             ``predicted``, ``se``, ``ci_lower``, ``ci_upper``).
         """
-        from ._prediction import get_prediction
+        from ._prediction import prediction_results
 
+        if which != "mean":
+            raise ValueError(
+                "get_prediction supports which='mean' (P(y = 1 | x)), got "
+                f"{which!r}; use results.predict(exog, which=...) for the others"
+            )
         if is_dask_collection(exog) or (
             exog is None and self.model._row_source is not None
         ):
@@ -310,8 +315,8 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
                 "get_prediction needs in-memory rows: pass exog as a NumPy array "
                 "or DataFrame (e.g. a Dask collection's .compute() sample)"
             )
-        return get_prediction(
-            self, exog, transform, which, row_labels, average, agg_weights
+        return prediction_results(
+            self, exog, transform, row_labels, average, agg_weights
         )
 
     def _log_odds_and_jacobian(self, design: np.ndarray, jacobian: bool = True):
