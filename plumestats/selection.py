@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 from scipy import stats
+from scipy.special import log_expit
 from statsmodels.discrete.discrete_model import Logit
 from statsmodels.tools.sm_exceptions import (
     CollinearityWarning,
@@ -102,6 +103,7 @@ def select_k(
     *,
     cross_validate: bool | None = None,
     n_se: float = 0.0,
+    label_flips: bool = False,
 ) -> SelectKResults:
     r"""Fit PLUME over a grid of K and gamma and choose one.
 
@@ -154,6 +156,12 @@ def select_k(
         folds and stayed within 0.3 points of ``Logit``, where the smallest
         log-loss lost 0.5; ``benchmarks/table1.py``, whose selection is this
         rule).
+    label_flips : bool, default False
+        Fit every candidate as :class:`~plumestats.label_flip.LabelFlipPolyhedralLogit`
+        (PLUME with an estimated share of flipped labels; soft gates only), so
+        that K is chosen under the flip model. The table gains a ``flip_rate``
+        column; a flip rate at its boundary 0 is a regular outcome (the
+        candidate is PLUME), not a failed fit.
 
     Returns
     -------
@@ -189,6 +197,11 @@ def select_k(
         )
     n_init = check_int(n_init, "n_init")
     candidates = _candidates(ks, gammas)
+    if label_flips and any(gamma == np.inf for _, gamma in candidates):
+        raise ValueError(
+            "label_flips=True needs soft gates: drop np.inf from gammas (the flip "
+            "model has no hard-gating variant)"
+        )
     if cross_validate is None:
         cross_validate = criterion == "cv"
     elif criterion == "cv" and not cross_validate:
@@ -205,11 +218,14 @@ def select_k(
     for k, gamma in candidates:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = _model_class(gamma).from_formula(
+            model = _model_class(gamma, label_flips).from_formula(
                 formula, data, k=k, inside=inside, **_gamma_kw(gamma)
             )
             results = model.fit(alpha=alpha, n_init=n_init, random_state=random_state)
-        settled = not any(issubclass(w.category, _UNSETTLED) for w in caught)
+        settled = not any(
+            issubclass(w.category, _UNSETTLED) and not _flip_rate_at_zero(w, results)
+            for w in caught
+        )
         _reissue(w for w in caught if not _is_fit_diagnostic(w.category))
         row = {
             "k": k,
@@ -217,11 +233,13 @@ def select_k(
             "llf": results.llf,
             "aic": results.aic,
             "bic": results.bic,
-            "converged": bool(results.converged) and settled,
+            "converged": (bool(results.converged) or _at_zero(results)) and settled,
         }
+        if label_flips:
+            row["flip_rate"] = results.flip_rate
         if folds is not None:
             scores = _cross_validate(
-                template, folds, k, gamma, alpha, n_init, random_state
+                template, folds, (k, gamma, label_flips), alpha, n_init, random_state
             )
             held_out.append(scores.pop("logprob"))
             row.update(scores)
@@ -231,7 +249,8 @@ def select_k(
             unsettled.append(_label(k, gamma))
         reporter.step(f"k={k}" + ("" if k == 1 else f", gamma={gamma:g}"))
 
-    table = pd.DataFrame(rows).reindex(columns=list(SELECT_K_COLUMNS))
+    columns = [*SELECT_K_COLUMNS, *(["flip_rate"] if label_flips else [])]
+    table = pd.DataFrame(rows).reindex(columns=columns)
     score = {"bic": "bic", "aic": "aic", "cv": "cv_logloss"}[criterion]
     # stable sort on a table already ordered by (k, gamma): ties go to smaller k
     best_row = int(np.argsort(table[score].to_numpy(), kind="stable")[0])
@@ -294,8 +313,24 @@ def _candidates(ks, gammas) -> list[tuple[int, float]]:
     return out
 
 
-def _model_class(gamma: float):
+def _model_class(gamma: float, label_flips: bool = False):
+    if label_flips:
+        return LabelFlipPolyhedralLogit
     return HardPolyhedralLogit if gamma == np.inf else PolyhedralMixtureLogit
+
+
+def _at_zero(results) -> bool:
+    """A label-flip fit whose flip rate sits at its boundary, 0: PLUME's fit,
+    a regular outcome."""
+    return bool(results.mle_retvals.get("boundary", False))
+
+
+def _flip_rate_at_zero(caught, results) -> bool:
+    return (
+        _at_zero(results)
+        and issubclass(caught.category, ConvergenceWarning)
+        and "flip rate is at its boundary" in str(caught.message)
+    )
 
 
 def _gamma_kw(gamma: float) -> dict:
@@ -318,9 +353,11 @@ def _reissue(caught) -> None:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
-def _cross_validate(template, folds, k, gamma, alpha, n_init, random_state) -> dict:
-    """Held-out accuracy and log-loss of one candidate, per row and per fold
-    (``logprob``: each row's held-out log-probability of its outcome)."""
+def _cross_validate(template, folds, candidate, alpha, n_init, random_state) -> dict:
+    """Held-out accuracy and log-loss of one candidate ``(k, gamma,
+    label_flips)``, per row and per fold (``logprob``: each row's held-out
+    log-probability of its outcome)."""
+    k, gamma, label_flips = candidate
     y01, exog = template.endog, template.exog
     inside_code = template._inside_code
     sign = 1.0 if inside_code == 1 else -1.0
@@ -332,19 +369,26 @@ def _cross_validate(template, folds, k, gamma, alpha, n_init, random_state) -> d
             # a fold fit's diagnostics are about that fold's parameters, which
             # are only used to predict; the held-out scores judge the candidate
             warnings.simplefilter("ignore")
-            model = _model_class(gamma)(
+            model = _model_class(gamma, label_flips)(
                 y01[~test], exog[~test], k=k, inside=inside_code, **_gamma_kw(gamma)
             )
             params = np.asarray(
                 model.fit(alpha=alpha, n_init=n_init, random_state=random_state).params
             )
-        scores = linear_scores(params, exog[test], k)
+        faces = params[:-1] if label_flips else params
+        scores = linear_scores(faces, exog[test], k)
         terms = (
             compute_hard_terms(scores, y_pm[test])
             if gamma == np.inf
             else compute_terms(scores, y_pm[test], gamma)
         )
         logprob[test] = terms.loglikeobs
+        if label_flips:
+            # P(observed y) = eps + (1 - 2 eps) P_clean(y), eps = expit(eta) / 2
+            eta = params[-1]
+            logprob[test] = np.logaddexp(
+                log_expit(eta) - np.log(2.0), log_expit(-eta) + logprob[test]
+            )
     correct = (logprob > np.log(0.5)).astype(float)
     by_fold = pd.DataFrame({"fold": folds, "acc": correct, "loss": -logprob})
     means = by_fold.groupby("fold").mean()

@@ -3,6 +3,7 @@ against simulated truth, statsmodels and hand computation."""
 
 from __future__ import annotations
 
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,9 +15,16 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
+from plumestats import LabelFlipPolyhedralLogit
 from plumestats._cv import stratified_folds
 from plumestats._progress import Progress
-from plumestats.api import compare_lr_test, plume, select_k, simulate_polyhedron
+from plumestats.api import (
+    compare_lr_test,
+    plume,
+    select_k,
+    simulate_plume,
+    simulate_polyhedron,
+)
 from plumestats.selection import SELECT_K_COLUMNS, _keep_k1_unless_beaten
 
 # select_k summarises candidates that stopped short (K above the truth) in one
@@ -271,3 +279,56 @@ def test_n_se_needs_cross_validation(polygon):
         select_k("y ~ x1 + x2", polygon, ks=(1, 2), n_se=1.0)
     with pytest.raises(ValueError, match="n_se"):
         select_k("y ~ x1 + x2", polygon, ks=(1, 2), criterion="cv", n_se=-1.0)
+
+
+@pytest.fixture(scope="module")
+def noisy_polygon():
+    data, _ = simulate_polyhedron(1200, d=2, k=3, noise=0.1, random_state=4)
+    return data
+
+
+def test_select_k_under_label_flips(noisy_polygon):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning leaks from the candidates
+        sel = select_k(
+            "y ~ x1 + x2",
+            noisy_polygon,
+            ks=(1, 2, 3),
+            gammas=(1.0,),
+            alpha=1e-4,
+            label_flips=True,
+            criterion="cv",
+            cv=4,
+        )
+    assert sel.chosen == (3, 1.0)
+    assert isinstance(sel.best.model, LabelFlipPolyhedralLogit)
+    assert list(sel.table.columns) == [*SELECT_K_COLUMNS, "flip_rate"]
+    assert sel.table["converged"].all()
+    assert 0.05 < sel.table["flip_rate"].iloc[-1] < 0.15
+    assert sel.table["bic"].iloc[-1] == pytest.approx(sel.best.bic)
+    # the held-out log-loss, recomputed through the flip model's own likelihood
+    model = LabelFlipPolyhedralLogit.from_formula("y ~ x1 + x2", noisy_polygon, k=3)
+    y, x = model.endog, model.exog
+    logprob = np.empty(y.size)
+    for fold in range(4):
+        test = sel.folds == fold
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fold_fit = LabelFlipPolyhedralLogit(y[~test], x[~test], k=3).fit(
+                alpha=1e-4, random_state=None
+            )
+        held_out = LabelFlipPolyhedralLogit(y[test], x[test], k=3)
+        logprob[test] = held_out.loglikeobs(np.asarray(fold_fit.params))
+    assert sel.table["cv_logloss"].iloc[-1] == pytest.approx(-logprob.mean(), rel=1e-9)
+
+
+def test_select_k_flips_at_zero_are_regular_fits():
+    clean = simulate_plume(800, [[1.0, 2.0, 0.5], [1.0, -1.5, 1.0]], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sel = select_k("y ~ x1 + x2", clean, ks=(1, 2), gammas=(1.0,), label_flips=True)
+    assert sel.table["converged"].all()
+    # the true two faces need no flips; one face uses them for the other face
+    assert sel.table["flip_rate"].iloc[1] < 1e-6 < sel.table["flip_rate"].iloc[0]
+    with pytest.raises(ValueError, match="label_flips=True needs soft gates"):
+        select_k("y ~ x1 + x2", clean, ks=(2,), gammas=(np.inf,), label_flips=True)
