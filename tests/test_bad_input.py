@@ -387,7 +387,7 @@ def test_bad_tol_names_the_argument(tol):
     "argument, value, allowed",
     [
         ("mstep", "simplex", "'newton', 'gradient', 'bfgs'"),
-        ("init", "pca", "'kmeans', 'logit', 'random'"),
+        ("init", "pca", "'kmeans', 'directions', 'logit', 'random', 'mixed'"),
         ("cov_type", "HC3", "'nonrobust', 'HC0', 'cluster'"),
         ("method", "lm", "'em', 'newton'"),
     ],
