@@ -146,12 +146,13 @@ def prediction_results(
     design, labels = design_rows(results, exog, transform, row_labels)
     log_odds, jacobian = results._log_odds_and_jacobian(design)
     cov = np.asarray(results.cov_params(), dtype=float)
-    # parameters without a variance (a flip rate held at its boundary) are fixed
-    free = np.isfinite(np.diag(cov))
-    cov, jacobian = cov[np.ix_(free, free)], jacobian[:, free]
+    if results.mle_retvals.get("boundary", False):
+        # a flip rate held at its boundary 0 (the last parameter) is fixed; any
+        # other NaN variance (singular information) must stay NaN
+        cov, jacobian = cov[:-1, :-1], jacobian[:, :-1]
     dist = ["norm", "t"][bool(results.use_t)]
     if not average:
-        var_log_odds = np.einsum("ni,ij,nj->n", jacobian, cov, jacobian)
+        var_log_odds = np.sum((jacobian @ cov) * jacobian, axis=1)
         prob = expit(log_odds)
         slope = prob * expit(-log_odds)
         return PredictionResultsMonotonic(

@@ -216,3 +216,16 @@ def test_residuals_need_the_data():
     for name in ("fittedvalues", "resid_dev", "resid_pearson"):
         with pytest.raises(ValueError, match="estimation sample in memory"):
             getattr(res, name)
+
+
+def test_singular_information_gives_nan_standard_errors():
+    # intercept-only with two experts: a ridge of maxima, NaN bse; the
+    # prediction is fine, its uncertainty unknown (never a confident zero)
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = ps.plume("y ~ 1", data, k=2).fit()
+    assert np.isnan(np.asarray(res.bse)).all()
+    frame = res.get_prediction(data.iloc[:3]).summary_frame()
+    np.testing.assert_allclose(frame["predicted"], data["y"].mean(), rtol=1e-6)
+    assert frame[["se", "ci_lower", "ci_upper"]].isna().all().all()
