@@ -180,6 +180,13 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         lam = expit(params[-1])
         return 0.5 * lam + (1.0 - lam) * out
 
+    def _log_odds_and_jacobian(self, params, exog, jacobian: bool = True):
+        """Log-odds of the observed label and their gradient in ``params``
+        (``flip_logit`` included)."""
+        from ._prediction import flip_log_odds_and_jacobian
+
+        return flip_log_odds_and_jacobian(self, params, exog, jacobian)
+
     def _predict_settings(self, params, which) -> dict:
         return super()._predict_settings(params[:-1], which)
 
@@ -460,14 +467,6 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
         as indicative as PLUME's for K > 1, and the flip rate's null value 0 is
         on the boundary."""
         return float(stats.chi2.sf(self.llr, self.df_model + self.model.k_extra))
-
-    def _log_odds_and_jacobian(self, design: np.ndarray, jacobian: bool = True):
-        """Log-odds of the observed label and their gradient in ``params``
-        (``flip_logit`` included): what ``get_prediction`` needs."""
-        from ._prediction import flip_log_odds_and_jacobian
-
-        params = np.asarray(self.params)
-        return flip_log_odds_and_jacobian(self.model, params, design, jacobian)
 
     def _plume_only(self, *args, **kwargs):
         raise NotImplementedError(

@@ -356,6 +356,25 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         weights = self._terms(params).score_weights(self._weights_gamma)
         return (weights[:, :, None] * self.exog[:, None, :]).reshape(self.nobs, -1)
 
+    def _log_odds_and_jacobian(self, params, exog, jacobian: bool = True):
+        """``logit P(y = 1 | x)`` at ``exog`` and its gradient in ``params``
+        (``plumestats._prediction``)."""
+        from ._prediction import log_odds_and_jacobian
+
+        return log_odds_and_jacobian(self, np.asarray(params), exog, jacobian)
+
+    def _deriv_score_obs_dendog(self, params):
+        """``d score_obs / d y``, ``(nobs, K p)``, for statsmodels' influence
+        measures: with a binary outcome ``l = y log P + (1 - y) log(1 - P)``,
+        so the derivative is the gradient of the log-odds."""
+        return self._log_odds_and_jacobian(params, self.exog)[1]
+
+    def _deriv_mean_dparams(self, params):
+        """``d P(y = 1 | x) / d params``, ``(nobs, K p)``, for statsmodels'
+        influence measures."""
+        log_odds, gradient = self._log_odds_and_jacobian(params, self.exog)
+        return (expit(log_odds) * expit(-log_odds))[:, None] * gradient
+
     def score(self, params):
         """Gradient of the log-likelihood, ``(K p,)``."""
         if self._row_source is not None:

@@ -321,10 +321,8 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
 
     def _log_odds_and_jacobian(self, design: np.ndarray, jacobian: bool = True):
         """``logit P(y = 1 | x)`` per design row and its gradient in ``params``."""
-        from ._prediction import log_odds_and_jacobian
-
         params = np.asarray(self.params)
-        return log_odds_and_jacobian(self.model, params, design, jacobian)
+        return self.model._log_odds_and_jacobian(params, design, jacobian)
 
     # ------------------------------------------------------------- residuals
     def _sample_design(self) -> np.ndarray:
@@ -365,6 +363,20 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         log_lik = self.model.loglikeobs(np.asarray(self.params))
         sign = np.where(np.asarray(self.model.endog) == 1, 1.0, -1.0)
         return sign * np.sqrt(-2.0 * np.minimum(log_lik, 0.0))
+
+    def get_influence(self):
+        """Influence and outlier measures: statsmodels' ``MLEInfluence``
+        (``hat_matrix_diag``, ``cooks_distance``, ``d_params``,
+        ``resid_studentized``, ``summary_frame()``), as ``Logit`` has it.
+
+        The generalised leverage uses the analytic derivatives of P(y = 1 | x)
+        and of the observation scores in the outcome; with ``k=1`` every
+        measure equals ``Logit``'s.
+        """
+        from ._influence import PolyhedralInfluence
+
+        self._sample_design()
+        return PolyhedralInfluence(self)
 
     def get_distribution(self, exog=None, transform: bool = True):
         """The predicted distribution of the outcome: a frozen

@@ -110,6 +110,7 @@ def test_results_summary_methods_are_the_ones_users_call(html):
         "predict",
         "get_prediction",
         "resid_pearson",
+        "get_influence",
         "rademacher_bound",
         "remove_data",
         "save",

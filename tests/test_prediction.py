@@ -1,5 +1,5 @@
 """``results.get_prediction`` (P(y = 1 | x) with standard errors and
-intervals), the residuals and ``get_distribution``.
+intervals), the residuals, ``get_distribution`` and ``get_influence``.
 
 Oracles: statsmodels' ``Logit.get_prediction`` at K = 1 (the same model),
 finite differences of the log-odds in the parameters for every variant (soft,
@@ -216,6 +216,8 @@ def test_residuals_need_the_data():
     for name in ("fittedvalues", "resid_dev", "resid_pearson"):
         with pytest.raises(ValueError, match="estimation sample in memory"):
             getattr(res, name)
+    with pytest.raises(ValueError, match="estimation sample in memory"):
+        res.get_influence()
 
 
 def test_singular_information_gives_nan_standard_errors():
@@ -229,3 +231,33 @@ def test_singular_information_gives_nan_standard_errors():
     frame = res.get_prediction(data.iloc[:3]).summary_frame()
     np.testing.assert_allclose(frame["predicted"], data["y"].mean(), rtol=1e-6)
     assert frame[["se", "ci_lower", "ci_upper"]].isna().all().all()
+
+
+def test_k1_influence_equals_logit():
+    data = logistic_data(300, d=2, seed=4)
+    expected = smf.logit("y ~ x1 + x2", data).fit(disp=0).get_influence()
+    got = ps.plume("y ~ x1 + x2", data, k=1).fit().get_influence()
+    expected_frame, frame = expected.summary_frame(), got.summary_frame()
+    assert list(frame.columns[:3]) == ["dfb_h1:Intercept", "dfb_h1:x1", "dfb_h1:x2"]
+    np.testing.assert_allclose(frame.to_numpy(), expected_frame.to_numpy(), atol=1e-9)
+
+
+def test_influence_one_step_tracks_leaving_the_point_out():
+    # the one-step d_params of the three most influential points against
+    # exact refits without them (K = 2)
+    data, _ = ps.simulate_polyhedron(400, d=2, k=2, noise=0.1, random_state=1)
+    res = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        influence = res.get_influence()
+        frame = influence.summary_frame()
+    assert frame.shape == (400, 6 + 4) and frame.notna().all().all()
+    params = np.asarray(res.params)
+    for row in np.argsort(influence.cooks_distance[0])[-3:]:
+        keep = np.arange(len(data)) != row
+        model = ps.PolyhedralMixtureLogit(
+            res.model.endog[keep], res.model.exog[keep], k=2
+        )
+        exact = params - np.asarray(model.fit(start_params=params).params)
+        error = np.linalg.norm(influence.d_params[row] - exact)
+        assert error < 0.2 * np.linalg.norm(exact)
