@@ -42,8 +42,15 @@ __all__ = [
     "design_rows",
     "flip_log_odds_and_jacobian",
     "log_odds_and_jacobian",
+    "outcome_log_probability",
     "prediction_results",
 ]
+
+
+def outcome_log_probability(log_odds: np.ndarray, y01: np.ndarray) -> np.ndarray:
+    """``log P(y | x)`` of the observed 0/1 outcomes from the log-odds of
+    ``y = 1``, without cancellation however certain the prediction."""
+    return log_expit(np.where(np.asarray(y01) == 1, log_odds, -log_odds))
 
 
 def log_odds_and_jacobian(
@@ -124,7 +131,8 @@ def design_rows(results, exog, transform: bool, row_labels):
         row_labels = index if index is not None else getattr(exog, "index", None)
     design = np.asarray(design, dtype=float)
     if design.ndim == 1:
-        design = design[None, :] if design.size == results.model.k_vars else design
+        # one row, or (a one-column design) one value per row, as statsmodels
+        design = design[:, None] if results.model.k_vars == 1 else design[None, :]
     if design.ndim != 2 or design.shape[1] != results.model.k_vars:
         raise ValueError(
             f"exog must have {results.model.k_vars} columns (the model's design), "

@@ -359,10 +359,11 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
     def resid_dev(self) -> np.ndarray:
         r"""Deviance residuals :math:`\operatorname{sign}(y - P)
         \sqrt{-2 \log P(y \mid x)}`."""
-        self._sample_design()
-        log_lik = self.model.loglikeobs(np.asarray(self.params))
-        sign = np.where(np.asarray(self.model.endog) == 1, 1.0, -1.0)
-        return sign * np.sqrt(-2.0 * np.minimum(log_lik, 0.0))
+        from ._prediction import outcome_log_probability
+
+        observed = np.asarray(self.model.endog)
+        log_lik = outcome_log_probability(self.fittedvalues, observed)
+        return np.where(observed == 1, 1.0, -1.0) * np.sqrt(-2.0 * log_lik)
 
     def get_influence(self):
         """Influence and outlier measures: statsmodels' ``MLEInfluence``

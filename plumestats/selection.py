@@ -11,7 +11,6 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 from scipy import stats
-from scipy.special import log_expit
 from statsmodels.discrete.discrete_model import Logit
 from statsmodels.tools.sm_exceptions import (
     CollinearityWarning,
@@ -22,7 +21,7 @@ from statsmodels.tools.sm_exceptions import (
 
 from ._cv import stratified_folds
 from ._fitting import as_rng
-from ._likelihood import compute_hard_terms, compute_terms, linear_scores
+from ._prediction import outcome_log_probability
 from ._progress import Progress
 from ._validation import check_choice, check_int, check_positive_float
 from .hard import HardPolyhedralLogit
@@ -233,7 +232,7 @@ def select_k(
             "llf": results.llf,
             "aic": results.aic,
             "bic": results.bic,
-            "converged": (bool(results.converged) or _at_zero(results)) and settled,
+            "converged": bool(results.converged) and settled,
         }
         if label_flips:
             row["flip_rate"] = results.flip_rate
@@ -319,15 +318,11 @@ def _model_class(gamma: float, label_flips: bool = False):
     return HardPolyhedralLogit if gamma == np.inf else PolyhedralMixtureLogit
 
 
-def _at_zero(results) -> bool:
-    """A label-flip fit whose flip rate sits at its boundary, 0: PLUME's fit,
-    a regular outcome."""
-    return bool(results.mle_retvals.get("boundary", False))
-
-
 def _flip_rate_at_zero(caught, results) -> bool:
+    """Whether ``caught`` is the flip model's note that its rate sits at the
+    boundary 0: PLUME's fit, a regular outcome (the fit reports converged)."""
     return (
-        _at_zero(results)
+        bool(results.mle_retvals.get("boundary", False))
         and issubclass(caught.category, ConvergenceWarning)
         and "flip rate is at its boundary" in str(caught.message)
     )
@@ -359,9 +354,6 @@ def _cross_validate(template, folds, candidate, alpha, n_init, random_state) -> 
     log-probability of its outcome)."""
     k, gamma, label_flips = candidate
     y01, exog = template.endog, template.exog
-    inside_code = template._inside_code
-    sign = 1.0 if inside_code == 1 else -1.0
-    y_pm = sign * (2.0 * y01 - 1.0)  # +1 for the class inside the polyhedron
     logprob = np.empty(y01.size)
     for fold in range(int(folds.max()) + 1):
         test = folds == fold
@@ -370,25 +362,18 @@ def _cross_validate(template, folds, candidate, alpha, n_init, random_state) -> 
             # are only used to predict; the held-out scores judge the candidate
             warnings.simplefilter("ignore")
             model = _model_class(gamma, label_flips)(
-                y01[~test], exog[~test], k=k, inside=inside_code, **_gamma_kw(gamma)
+                y01[~test],
+                exog[~test],
+                k=k,
+                inside=template._inside_code,
+                **_gamma_kw(gamma),
             )
             params = np.asarray(
                 model.fit(alpha=alpha, n_init=n_init, random_state=random_state).params
             )
-        faces = params[:-1] if label_flips else params
-        scores = linear_scores(faces, exog[test], k)
-        terms = (
-            compute_hard_terms(scores, y_pm[test])
-            if gamma == np.inf
-            else compute_terms(scores, y_pm[test], gamma)
-        )
-        logprob[test] = terms.loglikeobs
-        if label_flips:
-            # P(observed y) = eps + (1 - 2 eps) P_clean(y), eps = expit(eta) / 2
-            eta = params[-1]
-            logprob[test] = np.logaddexp(
-                log_expit(eta) - np.log(2.0), log_expit(-eta) + logprob[test]
-            )
+        # the fitted model's own log-odds of y = 1 (PLUME, SPLA1 or with flips)
+        log_odds = model._log_odds_and_jacobian(params, exog[test], jacobian=False)[0]
+        logprob[test] = outcome_log_probability(log_odds, y01[test])
     correct = (logprob > np.log(0.5)).astype(float)
     by_fold = pd.DataFrame({"fold": folds, "acc": correct, "loss": -logprob})
     means = by_fold.groupby("fold").mean()
