@@ -629,20 +629,15 @@ def header_lines(context: RunContext) -> list[str]:
     ]
 
 
-def report_text(
-    context: RunContext,
+def results_text(
+    stem: str,
     records: pd.DataFrame,
     summary: pd.DataFrame,
     timing: pd.DataFrame,
     datasets: list[str],
 ) -> str:
+    """The report from its ``## Results`` heading on: tables, timing, targets."""
     sections = [
-        *header_lines(context),
-        "",
-        "## Protocol",
-        "",
-        *protocol_lines(context),
-        "",
         "## Results",
         "",
         "Accuracy in %. *paper best polyhedral*: the PLUME paper's Table 1, the best "
@@ -652,7 +647,7 @@ def report_text(
         "",
         main_table(summary),
         "",
-        f"Figure (`{context.args.stem}.png`): accuracy against median fit time "
+        f"Figure (`{stem}.png`): accuracy against median fit time "
         "per dataset; "
         "the dashed line is the paper's best polyhedral accuracy, grey markers in "
         "the right margin the tuned peers (majority class omitted).",
@@ -765,26 +760,74 @@ def write_outputs(
     timing: list[Any],
     context: RunContext,
 ) -> dict[str, Path]:
-    """Write the Markdown report, the two CSV files and the figure."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write the Markdown report, the CSV files and the figure of one run."""
     frame = pd.DataFrame(records)
     columns = [*CSV_COLUMNS, *(c for c in frame.columns if c not in CSV_COLUMNS)]
     frame = frame[columns]
     summary = summarise(frame)
     timing_rows = timing_frame(timing)
-    datasets = list(context.repeats)
+    text = "\n".join(
+        [
+            *header_lines(context),
+            "",
+            "## Protocol",
+            "",
+            *protocol_lines(context),
+            "",
+            results_text(
+                context.args.stem, frame, summary, timing_rows, list(context.repeats)
+            ),
+        ]
+    )
+    return write_files(folder, stem, frame, summary, timing_rows, text)
+
+
+def write_files(
+    folder: Path,
+    stem: str,
+    records: pd.DataFrame,
+    summary: pd.DataFrame,
+    timing: pd.DataFrame,
+    text: str,
+) -> dict[str, Path]:
+    """``stem.md``, ``stem.csv`` (fold records), ``stem_summary.csv``,
+    ``stem_timing.csv`` (if the timing pass ran) and ``stem.png``."""
+    folder.mkdir(parents=True, exist_ok=True)
     paths = {
         "md": folder / f"{stem}.md",
         "csv": folder / f"{stem}.csv",
         "summary": folder / f"{stem}_summary.csv",
         "png": folder / f"{stem}.png",
     }
-    frame.to_csv(paths["csv"], index=False)
+    records.to_csv(paths["csv"], index=False)
     summary.to_csv(paths["summary"], index=False)
-    if not timing_rows.empty:
+    if not timing.empty:
         paths["timing"] = folder / f"{stem}_timing.csv"
-        timing_rows.to_csv(paths["timing"], index=False)
+        timing.to_csv(paths["timing"], index=False)
     plot(summary, paths["png"])
-    text = report_text(context, frame, summary, timing_rows, datasets)
     paths["md"].write_text(text, encoding="utf-8")
     return paths
+
+
+# Columns of the fold records that hold text, empty when there is nothing to say
+# (read back as "", not NaN, so that the summaries count them as they were).
+TEXT_COLUMNS = ("warnings", "select_warnings", "error", "setting", "select_slowest")
+
+
+def read_run(folder: Path, stem: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """The fold records, the timing rows and the Markdown report of a run
+    written by :func:`write_outputs` (timing empty if the pass did not run)."""
+    records = pd.read_csv(folder / f"{stem}.csv", keep_default_na=False, na_values=[""])
+    for column in TEXT_COLUMNS:
+        if column in records:
+            records[column] = records[column].fillna("").astype(str)
+    timing_path = folder / f"{stem}_timing.csv"
+    timing = (
+        pd.read_csv(timing_path, keep_default_na=False, na_values=[""])
+        if timing_path.is_file()
+        else pd.DataFrame()
+    )
+    if not timing.empty:
+        timing["warnings"] = timing["warnings"].fillna("").astype(str)
+    text = (folder / f"{stem}.md").read_text(encoding="utf-8")
+    return records, timing, text

@@ -91,9 +91,12 @@ def test_polyhedral_quick(tmp_path):
         assert cv[d, noise, "PLUME or PLUME + flips"] >= cv[d, noise, "PLUME"]
 
 
-def test_table1_quick(data_dir, tmp_path):
+@pytest.fixture(scope="module")
+def table1_smoke(data_dir, tmp_path_factory):
+    """One ``table1.py --quick`` run (heart and pima), shared by the tests below."""
     pytest.importorskip("sklearn", reason="the Table 1 benchmark needs [bench]")
     pytest.importorskip("matplotlib", reason="the Table 1 benchmark needs [bench]")
+    folder = tmp_path_factory.mktemp("table1")
     stdout = _run(
         "table1.py",
         "--quick",
@@ -102,18 +105,23 @@ def test_table1_quick(data_dir, tmp_path):
         "--data-dir",
         str(data_dir),
         "--output",
-        str(tmp_path),
+        str(folder),
         "--name",
         "table1_smoke",
     )
+    return folder, stdout
+
+
+def test_table1_quick(table1_smoke):
+    folder, stdout = table1_smoke
     assert "## Targets" in stdout
-    for suffix in (".md", ".csv", "_summary.csv", ".png"):
-        assert (tmp_path / f"table1_smoke{suffix}").stat().st_size > 0
-    text = (tmp_path / "table1_smoke.md").read_text()
+    for suffix in (".md", ".csv", "_summary.csv", "_timing.csv", ".png"):
+        assert (folder / f"table1_smoke{suffix}").stat().st_size > 0
+    text = (folder / "table1_smoke.md").read_text()
     assert "Figure (`table1_smoke.png`)" in text
     assert "| heart | plume-newton |" in text and "| pima | svm |" in text
     assert "2-fold CV repeated 2 times with different shuffles" in text
-    with open(tmp_path / "table1_smoke.csv", newline="") as handle:
+    with open(folder / "table1_smoke.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     methods = {row["method"] for row in rows}
     # the three M-steps, SPLA1, Logit, SVM and CART
@@ -122,6 +130,79 @@ def test_table1_quick(data_dir, tmp_path):
     assert len(rows) == 2 * 3 * len(methods)
     accuracies = [float(row["accuracy"]) for row in rows]
     assert all(0.5 < a <= 1.0 for a in accuracies)
+
+
+def _split_table1_run(folder, stem):
+    """Write the run ``stem`` again as one run per dataset, as if each dataset
+    had been run alone (``--datasets NAME``); returns the new stems in the
+    order pima, heart (not the run's order)."""
+    records = pd.read_csv(folder / f"{stem}.csv", keep_default_na=False)
+    timing = pd.read_csv(folder / f"{stem}_timing.csv", keep_default_na=False)
+    text = (folder / f"{stem}.md").read_text()
+    assert "repeats: heart 1, pima 1 (adult" in text
+    stems = []
+    for name in ("pima", "heart"):
+        records[records["dataset"] == name].to_csv(
+            folder / f"alone_{name}.csv", index=False
+        )
+        timing[timing["dataset"] == name].to_csv(
+            folder / f"alone_{name}_timing.csv", index=False
+        )
+        alone = text.replace(
+            "repeats: heart 1, pima 1 (adult", f"repeats: {name} 1 (adult"
+        )
+        (folder / f"alone_{name}.md").write_text(alone)
+        stems.append(f"alone_{name}")
+    return stems
+
+
+def _after(text, heading):
+    return text[text.index(heading) :]
+
+
+def test_table1_combine_gives_back_the_run_it_was_split_from(table1_smoke):
+    folder, _ = table1_smoke
+    stems = _split_table1_run(folder, "table1_smoke")
+    _run("table1_combine.py", *stems, "--input", str(folder), "--name", "joined")
+    original = (folder / "table1_smoke.md").read_text()
+    joined = (folder / "joined.md").read_text()
+    # the protocol (with both datasets' repeats) and every table and target
+    assert _after(joined, "## Protocol") == _after(original, "## Protocol").replace(
+        "table1_smoke.png", "joined.png"
+    )
+    # each source run is listed with its command, in the paper's dataset order
+    sources = joined[: joined.index("## Protocol")]
+    assert sources.index("`alone_heart.md`") < sources.index("`alone_pima.md`")
+    assert sources.count("- command: `") == 2
+    for suffix in ("_summary.csv", "_timing.csv"):
+        pd.testing.assert_frame_equal(
+            pd.read_csv(folder / f"joined{suffix}"),
+            pd.read_csv(folder / f"table1_smoke{suffix}"),
+        )
+    assert (folder / "joined.png").stat().st_size > 0
+
+
+def test_table1_combine_refuses_runs_of_different_protocols(table1_smoke):
+    folder, _ = table1_smoke
+    pima, heart = _split_table1_run(folder, "table1_smoke")
+    text = (folder / f"{pima}.md").read_text()
+    (folder / f"{pima}.md").write_text(text.replace("n_init=1,", "n_init=3,"))
+    command = [sys.executable, str(BENCHMARKS / "table1_combine.py"), "--input"]
+    mismatch = subprocess.run(
+        [*command, str(folder), heart, pima], capture_output=True, text=True
+    )
+    assert mismatch.returncode == 1
+    assert "differ in their protocol" in mismatch.stderr
+    assert "n_init=3" in mismatch.stderr and "n_init=1" in mismatch.stderr
+    twice = subprocess.run(
+        [*command, str(folder), heart, heart], capture_output=True, text=True
+    )
+    assert twice.returncode == 1 and "heart is in both" in twice.stderr
+    missing = subprocess.run(
+        [*command, str(folder), heart, "no_such_run"], capture_output=True, text=True
+    )
+    assert missing.returncode == 2 and "no_such_run" in missing.stderr
+    assert not (folder / "table1.md").exists()
 
 
 def test_coverage_quick(tmp_path):
