@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 FLIP_PARAM = "flip_logit"
-PREDICT_WHICH = ("mean", "clean", "decision", "gate", "expert", "linear")
+PREDICT_WHICH = ("mean", "var", "clean", "decision", "gate", "expert", "linear")
 
 
 class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
@@ -166,8 +166,9 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             Hyperplane-major weights, then ``flip_logit``.
         exog : array_like, optional
             Design rows (defaults to the estimation sample).
-        which : {"mean", "clean", "decision", "gate", "expert", "linear"}
+        which : {"mean", "var", "clean", "decision", "gate", "expert", "linear"}
             ``"mean"``: P(observed y = 1 | x) ``= eps + (1 - 2 eps) P_clean``;
+            ``"var"``: the observed label's variance, ``mean (1 - mean)``;
             ``"clean"``: PLUME's P(y = 1 | x) without label flips; the others as
             for :meth:`PolyhedralMixtureLogit.predict` (they do not involve eps).
         """

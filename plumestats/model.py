@@ -40,7 +40,7 @@ __all__ = [
     "predict_rows",
 ]
 
-PREDICT_WHICH = ("mean", "decision", "gate", "expert", "linear")
+PREDICT_WHICH = ("mean", "var", "decision", "gate", "expert", "linear")
 # what statsmodels' from_formula passes on to the model, besides our arguments
 _FORMULA_KEYWORDS = frozenset({"missing_idx", "formula", "model_spec", "hasconst"})
 DIRECT_METHODS = ("newton", "bfgs", "lbfgs", "ncg", "cg", "nm", "powell")
@@ -408,10 +408,12 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             Hyperplane-major parameters.
         exog : array_like, optional
             Design rows (defaults to the estimation sample).
-        which : {"mean", "decision", "gate", "expert", "linear"}
-            ``"mean"``: P(y = 1 | x); ``"decision"``: ``min_k w_k' x`` (>= 0 inside
-            the polyhedron); ``"gate"``: the K gate probabilities; ``"expert"``: the
-            K experts' P(y = 1 | x, k); ``"linear"``: the K scores ``w_k' x``.
+        which : {"mean", "var", "decision", "gate", "expert", "linear"}
+            ``"mean"``: P(y = 1 | x); ``"var"``: the outcome's variance
+            P (1 - P), as statsmodels' ``Logit``; ``"decision"``:
+            ``min_k w_k' x`` (>= 0 inside the polyhedron); ``"gate"``: the K
+            gate probabilities; ``"expert"``: the K experts' P(y = 1 | x, k);
+            ``"linear"``: the K scores ``w_k' x``.
 
         With Dask input (``exog`` a Dask collection, or the estimation sample of
         a model on Dask collections) the predictions are a lazy Dask array.
@@ -419,6 +421,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         if kwargs:
             raise TypeError(f"predict got unexpected arguments: {sorted(kwargs)}")
         check_choice(which, "which", PREDICT_WHICH)
+        if which == "var":
+            # self.predict, not predict_rows: a subclass's mean (label flips)
+            mean = self.predict(params, exog, which="mean")
+            return mean * (1.0 - mean)
         exog = self.exog if exog is None else exog
         if _dask.is_dask_collection(exog):
             if len(exog.shape) != 2 or exog.shape[1] != self.k_vars:

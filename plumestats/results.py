@@ -221,6 +221,61 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         """Bayesian information criterion, ``-2 llf + log(N) K p``."""
         return -2.0 * self.llf + np.log(self.nobs) * self.k_params
 
+    def info_criteria(self, crit: str, dk_params: float = 0):
+        r"""An information criterion, as statsmodels' ``LogitResults.info_criteria``.
+
+        Parameters
+        ----------
+        crit : {"aic", "bic", "tic", "gbic"}
+            ``"aic"`` and ``"bic"`` as :attr:`aic` and :attr:`bic`. ``"tic"``,
+            Takeuchi's criterion, :math:`-2\ell + 2 \operatorname{tr}(J^{-1} I)`
+            with :math:`J` the observed information and :math:`I` the outer
+            product of the per-observation scores (with a robust ``cov_type``,
+            :math:`V J` with :math:`V` = ``cov_params()``): the AIC's penalty
+            without assuming the model is right, which a K-face polyhedron
+            fitted to data that are not polyhedral is not. ``"gbic"``, the
+            generalised BIC of Lv and Liu (2014), returned as statsmodels
+            returns it: the pair ``(gbic, gbic_p)``.
+        dk_params : float
+            Added to the number of parameters counted by ``"aic"``, ``"bic"``
+            and ``"gbic"``.
+
+        Returns
+        -------
+        float, or (float, float) for ``"gbic"``
+        """
+        check_choice(crit, "crit", ("aic", "bic", "tic", "gbic"))
+        n_params = self.k_params + dk_params
+        if crit == "aic":
+            return -2.0 * self.llf + 2.0 * n_params
+        if crit == "bic":
+            return -2.0 * self.llf + np.log(self.nobs) * n_params
+        ratio = self._information_matrix_ratio()
+        if crit == "tic":
+            return -2.0 * self.llf + 2.0 * np.trace(ratio)
+        gbic = (
+            -2.0 * self.llf + n_params * np.log(self.nobs) - np.linalg.slogdet(ratio)[1]
+        )
+        return gbic, gbic + np.trace(ratio)
+
+    def _information_matrix_ratio(self) -> np.ndarray:
+        """``J^{-1} I`` (``V J`` under a robust ``cov_type``), for TIC and GBIC."""
+        model = self.model
+        if model.exog is None:
+            raise ValueError(
+                "tic and gbic need the estimation data, which remove_data() "
+                "dropped; refit the model, or use 'aic' or 'bic'"
+            )
+        params = np.asarray(self.params, dtype=float)
+        neg_hessian = -np.asarray(model.hessian(params))
+        if self.cov_type != "nonrobust":
+            return np.asarray(self.cov_params()) @ neg_hessian
+        scores = np.asarray(model.score_obs(params))
+        try:
+            return np.linalg.solve(neg_hessian, scores.T @ scores)
+        except np.linalg.LinAlgError:
+            return np.full_like(neg_hessian, np.nan)
+
     # ------------------------------------------------------------ PLUME extras
     @property
     def hyperplanes(self) -> pd.DataFrame:

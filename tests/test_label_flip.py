@@ -161,6 +161,12 @@ def test_results_api(noisy_fit, tmp_path):
     assert res.df_model == 5
     assert res.aic == pytest.approx(-2 * res.llf + 2 * 7)
     assert res.bic == pytest.approx(-2 * res.llf + np.log(len(data)) * 7)
+    # the flip rate is counted (statsmodels' own formula would miss k_extra in gbic)
+    assert res.info_criteria("aic") == pytest.approx(res.aic)
+    gbic, _ = res.info_criteria("gbic")
+    ratio_logdet = -2 * res.llf + np.log(len(data)) * 7 - gbic
+    tic = res.info_criteria("tic")
+    assert np.isfinite(ratio_logdet) and np.isfinite(tic) and tic > -2 * res.llf
     # against the intercept-only logit: 6 more parameters, the flip rate included
     assert res.llr_pvalue == pytest.approx(stats.chi2.sf(res.llr, 6))
     assert res.conf_int().shape == (7, 2)
@@ -169,6 +175,7 @@ def test_results_api(noisy_fit, tmp_path):
     assert 0 < low < res.flip_rate < high < 0.5
     assert res.flip_rate_bse > 0
     mean, clean = res.predict(data), res.predict(data, which="clean")
+    np.testing.assert_allclose(res.predict(data, which="var"), mean * (1 - mean))
     np.testing.assert_allclose(
         mean, res.flip_rate + (1 - 2 * res.flip_rate) * clean, rtol=1e-12
     )

@@ -112,3 +112,34 @@ def test_logit_oracle_on_pandas_categoricals():
     data = logistic_data(nobs=600, d=2, seed=7)
     data["g"] = pd.Categorical(rng.choice(["a", "b", "c"], size=len(data)))
     _assert_same_fit(*_pair("y ~ x1 + x2 + C(g)", data))
+
+
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC0"])
+def test_information_criteria_match_logit(cov_type):
+    data = logistic_data(nobs=500, d=3, seed=8)
+    logit, plume = _pair("y ~ x1 + x2 + x3", data, cov_type=cov_type)
+    for crit in ("aic", "bic", "tic", "gbic"):
+        np.testing.assert_allclose(
+            plume.info_criteria(crit), logit.info_criteria(crit), rtol=1e-9
+        )
+    for crit in ("aic", "bic"):
+        np.testing.assert_allclose(
+            plume.info_criteria(crit, dk_params=2),
+            logit.info_criteria(crit, dk_params=2),
+            rtol=1e-9,
+        )
+    # statsmodels' gbic leaves dk_params out; ours counts it, as its docs say
+    shift = 2 * np.log(plume.nobs)
+    np.testing.assert_allclose(
+        plume.info_criteria("gbic", dk_params=2),
+        np.add(logit.info_criteria("gbic"), shift),
+        rtol=1e-9,
+    )
+
+
+def test_predicted_variance_matches_logit():
+    data = logistic_data(nobs=300, d=2, seed=9)
+    logit, plume = _pair("y ~ x1 + x2", data)
+    np.testing.assert_allclose(
+        plume.predict(data, which="var"), logit.predict(data, which="var"), rtol=1e-9
+    )

@@ -218,6 +218,9 @@ def test_remove_data_keeps_summary_and_prediction(fitted):
     ]
     np.testing.assert_allclose(res.predict(data.iloc[:5]), expected)
     assert pickle.loads(pickle.dumps(res)).llf == res.llf
+    assert res.info_criteria("bic") == res.bic
+    with pytest.raises(ValueError, match=r"remove_data.*use 'aic' or 'bic'"):
+        res.info_criteria("tic")
 
 
 def test_cluster_covariance_needs_groups():
@@ -270,3 +273,16 @@ def test_summary2_is_statsmodels_layout_and_equals_logit_at_k1():
     assert "h2:b" in text and "[0.05" in text
     assert "K = 2 hyperplanes, soft, gamma = 1." in text
     assert "Outcome coded 1 is the inside" in text
+
+
+def test_takeuchi_penalty_is_near_the_parameter_count_when_the_model_is_right():
+    """Under the right model J^{-1} I -> identity, so TIC's penalty trace
+    approaches AIC's K p (here 6); misspecification is what would move it."""
+    hyperplanes = np.array([[1.5, -1.0, 0.5], [-1.0, -1.5, 1.0]])
+    traces = []
+    for seed in range(4):
+        data = ps.simulate_plume(2000, hyperplanes, gamma=1.0, random_state=seed)
+        res = plume("y ~ x1 + x2", data, k=2, gamma=1.0).fit()
+        traces.append((res.info_criteria("tic") + 2 * res.llf) / 2)
+        assert res.info_criteria("aic") == pytest.approx(res.aic)
+    assert abs(np.mean(traces) - 6) < 1.5
