@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ._validation import require_estimation_data
+
 __all__ = ["active_face", "face_shares", "gate_probabilities", "responsibilities"]
 
 
@@ -27,11 +29,9 @@ def _named(values, results, index=None):
 
 
 def _require_data(results, what: str):
-    if results.model.exog is None:
-        raise ValueError(
-            f"{what} needs the estimation data, which remove_data() dropped; pass "
-            "exog (new data) or refit the model"
-        )
+    require_estimation_data(
+        results.model, f"{what} needs", "pass exog (new data) or refit the model"
+    )
 
 
 def _predict(results, exog, which: str, what: str):

@@ -44,6 +44,7 @@ from scipy.special import expit
 from statsmodels.discrete.discrete_margins import DiscreteMargins
 
 from ._likelihood import gate_probabilities, linear_scores, predict_mean
+from ._validation import require_estimation_data
 
 __all__ = ["PolyhedralMargins", "prediction_derivatives"]
 
@@ -250,11 +251,7 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         self.margeff_options = {"method": method, "at": at}
         results = self.results
         model = results.model
-        if model.exog is None:
-            raise ValueError(
-                "marginal effects need the estimation data, which remove_data() "
-                "dropped; refit the model"
-            )
+        require_estimation_data(model, "marginal effects need", "refit the model")
         params = np.asarray(results.params, dtype=float)
         effects_idx = model.exog.var(axis=0) != 0  # constants get no effect
         dummy_idx = _discrete_columns(model.exog, effects_idx, "dummy") if dummy else []

@@ -52,6 +52,15 @@ def check_choice(value, name: str, allowed: Iterable[str]) -> str:
     return value
 
 
+def require_estimation_data(model, what: str, remedy: str) -> None:
+    """Raise a clear ``ValueError`` when ``remove_data()`` dropped the sample
+    that ``what`` needs; ``remedy`` says what to do instead."""
+    if model.exog is None:
+        raise ValueError(
+            f"{what} the estimation data, which remove_data() dropped; {remedy}"
+        )
+
+
 def prepare_endog(endog):
     """Encode a non-numeric outcome (strings, booleans, categoricals) to 0/1
     before statsmodels sees it, which casts its data to float.

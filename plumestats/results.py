@@ -24,7 +24,7 @@ from ._covariance import (
 from ._dask import is_dask_collection
 from ._diagnostics import FitDiagnostics, compute_diagnostics, warn_diagnostics
 from ._fitting import warn_if_unsettled
-from ._validation import check_choice, check_int
+from ._validation import check_choice, check_int, require_estimation_data
 from .bounds import HoldoutBound, RademacherBound, holdout_bound, rademacher_bound
 from .model import predict_rows
 
@@ -261,11 +261,9 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
     def _information_matrix_ratio(self) -> np.ndarray:
         """``J^{-1} I`` (``V J`` under a robust ``cov_type``), for TIC and GBIC."""
         model = self.model
-        if model.exog is None:
-            raise ValueError(
-                "tic and gbic need the estimation data, which remove_data() "
-                "dropped; refit the model, or use 'aic' or 'bic'"
-            )
+        require_estimation_data(
+            model, "tic and gbic need", "refit the model, or use 'aic' or 'bic'"
+        )
         params = np.asarray(self.params, dtype=float)
         neg_hessian = -np.asarray(model.hessian(params))
         if self.cov_type != "nonrobust":
@@ -637,11 +635,9 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
 
         n_boot = check_int(n_boot, "n_boot", minimum=2)
         n_jobs = check_int(n_jobs, "n_jobs")
-        if self.model.exog is None:
-            raise ValueError(
-                "the bootstrap needs the data, which remove_data() dropped; refit "
-                "the model to bootstrap it"
-            )
+        require_estimation_data(
+            self.model, "the bootstrap needs", "refit the model to bootstrap it"
+        )
         self._bootstrap = run_bootstrap(
             self, n_boot, random_state, n_jobs, progress=progress
         )
