@@ -33,17 +33,30 @@ The hard model, :math:`P = \sigma(c \min_k a_k)`, is the same algebra with a
 one-hot gate on the arg-min and :math:`\gamma = 0` (the owner does not change
 under a small perturbation, away from ties).
 
+With label flips (``LabelFlipPolyhedralLogit``, :math:`\lambda = \sigma(\eta)
+= 2\varepsilon`) the observed label has :math:`P_o = \lambda / 2 + (1 - \lambda)
+P`: its score derivatives are :math:`(1 - \lambda) D` and :math:`(1 - \lambda)
+H`, so the algebra above holds with :math:`P_o` in the elasticities, and the
+flip parameter adds one Jacobian column. With :math:`\partial P_o / \partial
+\eta = \lambda (1 - \lambda)(1/2 - P)` and :math:`\partial m / \partial \eta
+= -\lambda m`, the effect :math:`s_r m_r` (:math:`s` as below) has
+:math:`\partial (s_r m_r) / \partial \eta = s_r m_r\,[-\lambda -
+\mathbb{1}_{ey}\, (\partial P_o / \partial \eta) / P_o]`.
+
 The presentation (``summary``, ``summary_frame``, ``conf_int``, ``pvalues``) is
 statsmodels' own :class:`~statsmodels.discrete.discrete_margins.DiscreteMargins`.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 from scipy.special import expit
 from statsmodels.discrete.discrete_margins import DiscreteMargins
 
 from ._likelihood import gate_probabilities, linear_scores, predict_mean
+from ._prediction import free_parameters
 from ._validation import require_estimation_data
 
 __all__ = ["PolyhedralMargins", "prediction_derivatives"]
@@ -113,25 +126,41 @@ def prediction_derivatives(
 
 
 class _Derivatives:
-    """Effects of one design on P(y = 1 | x) and their parameter Jacobian."""
+    """Effects of one design on P(y = 1 | x) and their parameter Jacobian
+    (the observed label's P with label flips, whose Jacobian gains a column)."""
 
     def __init__(self, model, params: np.ndarray):
         self.k = model.k
         self.gamma = model.gamma
         self.sign = 1.0 if model._inside_code == 1 else -1.0
         self.hard = bool(model._hard)
-        self.params = np.asarray(params, dtype=float)
+        params = np.asarray(params, dtype=float)
+        # lambda = 2 eps for the label-flip model (params end with flip_logit)
+        self.flip = expit(params[-1]) if model.k_extra else None
+        self.params = params[: model.k * model.k_vars]
         self.weights = self.params.reshape(self.k, -1)
 
     def _terms(self, exog, second=True):
-        return prediction_derivatives(
+        """Observed P, d(observed P)/d(eta) (None without flips), and the
+        score derivatives of the observed P."""
+        prob, first, hess = prediction_derivatives(
             self.params, exog, self.k, self.gamma, self.sign, self.hard, second
         )
+        if self.flip is None:
+            return prob, None, first, hess
+        lam = self.flip
+        dprob_deta = lam * (1.0 - lam) * (0.5 - prob)
+        first = (1.0 - lam) * first
+        hess = None if hess is None else (1.0 - lam) * hess
+        return 0.5 * lam + (1.0 - lam) * prob, dprob_deta, first, hess
 
     def dprob_dparams(self, exog, method):
-        """``dP/dw`` per row, ``(n, K p)``; divided by P for ``ey`` methods."""
-        prob, first, _ = self._terms(exog, second=False)
+        """``dP/dparams`` per row, ``(n, K p [+ 1])``; divided by P for ``ey``
+        methods."""
+        prob, dprob_deta, first, _ = self._terms(exog, second=False)
         jac = (first[:, :, None] * exog[:, None, :]).reshape(len(exog), -1)
+        if dprob_deta is not None:
+            jac = np.column_stack([jac, dprob_deta])
         return jac / prob[:, None] if "ey" in method else jac
 
     def predict(self, exog, method):
@@ -147,7 +176,7 @@ class _Derivatives:
         ``O(n K p)`` memory), never per observation.
         """
         nobs, nvars = exog.shape
-        prob, first, hess = self._terms(exog)
+        prob, dprob_deta, first, hess = self._terms(exog)
         effects = first @ self.weights  # m[n, r] = sum_j D_nj w_jr
         scale = np.ones_like(effects)
         if "ex" in method:
@@ -164,10 +193,14 @@ class _Derivatives:
         jac = jac / nobs
         idx = np.arange(nvars)
         jac[idx, :, idx] += own
+        jac = jac.reshape(nvars, -1)
         effects = scale * effects
+        if dprob_deta is not None:
+            rate = -self.flip - ("ey" in method) * dprob_deta / prob
+            jac = np.column_stack([jac, (effects * rate[:, None]).mean(axis=0)])
         if average:
             effects = effects.mean(axis=0)
-        return effects, jac.reshape(nvars, -1)
+        return effects, jac
 
 
 def _margeff_exog(model, exog, at, atexog):
@@ -220,6 +253,35 @@ def _discrete_columns(exog, effects_idx, kind):
     return np.flatnonzero(whole & ~dummy & np.all(exog >= 0, axis=0) & effects_idx)
 
 
+class _View:
+    """``target`` with some attributes replaced (its class name still shows in
+    the summary's title)."""
+
+    def __init__(self, target, **replaced):
+        self._target = target
+        self.__dict__.update(replaced)
+
+    @property
+    def __class__(self):
+        return type(self._target)
+
+    def __getattr__(self, name):
+        return getattr(self._target, name)
+
+
+@contextmanager
+def _design_names_only(margins):
+    """statsmodels' margins tables take a model's ``k_extra`` parameters to be
+    the last ``exog_names`` and drop them; the flip model's flip rate is not a
+    column, so the tables are shown a model with ``k_extra = 0``."""
+    results = margins.results
+    margins.results = _View(results, model=_View(results.model, k_extra=0))
+    try:
+        yield
+    finally:
+        margins.results = results
+
+
 class PolyhedralMargins(DiscreteMargins):
     """Marginal effects of a PLUME fit on P(y = 1 | x).
 
@@ -267,10 +329,22 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         if at == "all":
             self.margeff = effects[:, effects_idx]
             return
-        cov = jac @ np.asarray(results.cov_params()) @ jac.T
+        cov, jac = free_parameters(results, jac)
+        cov = jac @ cov @ jac.T
         self.margeff_cov = cov[effects_idx][:, effects_idx]
         self.margeff_se = np.sqrt(np.diag(self.margeff_cov))
         self.margeff = effects[effects_idx]
+
+    def summary_frame(self, alpha: float = 0.05):
+        with _design_names_only(self):
+            return super().summary_frame(alpha)
+
+    def summary(self, alpha: float = 0.05):
+        with _design_names_only(self):
+            return super().summary(alpha)
+
+    summary_frame.__doc__ = DiscreteMargins.summary_frame.__doc__
+    summary.__doc__ = DiscreteMargins.summary.__doc__
 
     @staticmethod
     def _discrete_effect(deriv, exog, col, shift, method, effects, jac):

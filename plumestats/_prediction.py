@@ -41,6 +41,7 @@ from ._likelihood import compute_hard_terms, compute_terms, linear_scores
 __all__ = [
     "design_rows",
     "flip_log_odds_and_jacobian",
+    "free_parameters",
     "log_odds_and_jacobian",
     "outcome_log_probability",
     "prediction_results",
@@ -117,6 +118,17 @@ def _log_probabilities(model, params, exog, jacobian: bool = True):
     return yes._log_lik[:, 0], no._log_lik[:, 0], gradient
 
 
+def free_parameters(results, jacobian: np.ndarray):
+    """``cov_params()`` and a Jacobian (parameters in its last axis), less the
+    parameters the fit held fixed: a flip rate at its boundary 0, the last
+    parameter, has no variance. Any other NaN variance (singular information)
+    stays, so that its standard errors are NaN, not zero."""
+    cov = np.asarray(results.cov_params(), dtype=float)
+    if results.mle_retvals.get("boundary", False):
+        return cov[:-1, :-1], jacobian[..., :-1]
+    return cov, jacobian
+
+
 def design_rows(results, exog, transform: bool, row_labels):
     """The design matrix to predict at and its row labels, as statsmodels'
     ``predict`` builds them (the formula applied to a DataFrame; rows with
@@ -153,11 +165,7 @@ def prediction_results(
     ``which="mean"``."""
     design, labels = design_rows(results, exog, transform, row_labels)
     log_odds, jacobian = results._log_odds_and_jacobian(design)
-    cov = np.asarray(results.cov_params(), dtype=float)
-    if results.mle_retvals.get("boundary", False):
-        # a flip rate held at its boundary 0 (the last parameter) is fixed; any
-        # other NaN variance (singular information) must stay NaN
-        cov, jacobian = cov[:-1, :-1], jacobian[:, :-1]
+    cov, jacobian = free_parameters(results, jacobian)
     dist = ["norm", "t"][bool(results.use_t)]
     if not average:
         var_log_odds = np.sum((jacobian @ cov) * jacobian, axis=1)

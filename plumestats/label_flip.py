@@ -436,9 +436,10 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
     """Results of :class:`LabelFlipPolyhedralLogit`: PLUME's, plus the flip
     rate (:attr:`flip_rate`, :attr:`flip_rate_bse`, :meth:`flip_rate_conf_int`).
 
-    What is defined for PLUME's likelihood only (marginal effects, the
-    Rademacher bound, the bootstrap, the fit diagnostics, responsibilities)
-    raises ``NotImplementedError``.
+    Marginal effects (:meth:`get_margeff`) are those of the observed label's
+    probability, the flip rate's uncertainty included. What is defined for
+    PLUME's likelihood only (the Rademacher bound, the bootstrap, the fit
+    diagnostics, responsibilities) raises ``NotImplementedError``.
     """
 
     @property
@@ -475,7 +476,7 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
             "PolyhedralMixtureLogit's likelihood"
         )
 
-    get_margeff = rademacher_bound = bootstrap = responsibilities = _plume_only
+    rademacher_bound = bootstrap = responsibilities = _plume_only
     face_shares = _plume_only
 
     @property

@@ -188,7 +188,7 @@ def test_results_api(noisy_fit, tmp_path):
     loaded = type(res).load(path)
     np.testing.assert_array_equal(loaded.params, res.params)
     np.testing.assert_allclose(loaded.predict(data.head()), res.predict(data.head()))
-    for method in ("get_margeff", "rademacher_bound", "bootstrap"):
+    for method in ("rademacher_bound", "bootstrap"):
         with pytest.raises(NotImplementedError, match="PolyhedralMixtureLogit"):
             getattr(res, method)()
 

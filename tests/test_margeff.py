@@ -73,10 +73,13 @@ def polyhedral_fits():
             formula, data.assign(y=1 - data["y"]), k=3, inside=0
         ).fit(),
         "hard": ps.spla1(formula, data, k=3).fit(),
+        # 5% label noise: the flip rate is inside (0, 0.5), not at its boundary;
+        # the penalty keeps the clean faces finite
+        "flips": ps.plume_flip(formula, data, k=3, gamma=2.0).fit(alpha=1e-3),
     }
 
 
-FIT_IDS = ["k2", "k3", "k3_inside0", "hard"]
+FIT_IDS = ["k2", "k3", "k3_inside0", "hard", "flips"]
 
 
 def _fd_effects(results, exog):
@@ -135,7 +138,7 @@ def test_delta_method_jacobian_matches_finite_differences(
     assert_allclose(analytic, numeric, atol=1e-6 * scale)
 
 
-@pytest.mark.parametrize("name", ["k3", "hard"])
+@pytest.mark.parametrize("name", ["k3", "hard", "flips"])
 def test_standard_errors_are_the_delta_method(polyhedral_fits, name):
     results = polyhedral_fits[name]
     model = results.model
@@ -204,3 +207,28 @@ def test_array_interface_and_removed_data():
     results.remove_data()
     with pytest.raises(ValueError, match="remove_data"):
         results.get_margeff()
+
+
+def test_flip_effects_are_plume_effects_when_the_rate_is_at_zero():
+    """Noise-free labels hold the flip rate at its boundary 0: the fit is
+    PLUME's, and so are its effects; the fixed rate adds no variance."""
+    data, _ = ps.simulate_polyhedron(800, d=2, k=2, noise=0.0, random_state=3)
+    plain = ps.plume("y ~ x1 + x2", data, k=2).fit(alpha=0.01)
+    with pytest.warns(Warning, match="boundary"):
+        flips = ps.plume_flip("y ~ x1 + x2", data, k=2).fit(alpha=0.01)
+    assert flips.mle_retvals["boundary"]
+    ours, theirs = flips.get_margeff(), plain.get_margeff()
+    assert_allclose(ours.margeff, theirs.margeff, rtol=1e-6)
+    assert_allclose(ours.margeff_se, theirs.margeff_se, rtol=1e-4)
+
+
+def test_flip_model_tables_name_every_design_column(polyhedral_fits):
+    """statsmodels' tables drop a model's last k_extra names; the flip rate is
+    not a design column, so nothing may be dropped."""
+    margins = polyhedral_fits["flips"].get_margeff()
+    frame = margins.summary_frame()
+    assert list(frame.index) == ["x1", "x2", "x3"]
+    assert_allclose(frame.iloc[:, 0], margins.margeff)
+    text = str(margins.summary())
+    assert "LabelFlipPolyhedralLogit Marginal Effects" in text and "x3" in text
+    assert type(margins.results.model).__name__ == "LabelFlipPolyhedralLogit"
