@@ -364,8 +364,12 @@ def main_table(summary: pd.DataFrame) -> str:
 
 
 def glance_table(summary: pd.DataFrame) -> str:
-    """Mean accuracy, one row per dataset, beside the paper and the peers."""
-    methods = list(dict.fromkeys(summary["method"]))
+    """Mean accuracy, one row per dataset, beside the paper and the peers.
+
+    Methods in the order of the dataset that has the most of them (in a
+    combination of runs, one run may have left a method out)."""
+    per_dataset = summary.groupby("dataset", sort=False)["method"].apply(list)
+    methods = list(dict.fromkeys([*max(per_dataset, key=len), *summary["method"]]))
     wide = summary.pivot(index="dataset", columns="method", values="accuracy_mean")
     header = ["dataset", *methods, "paper best polyhedral", *PEER_COLUMNS]
     rows = [

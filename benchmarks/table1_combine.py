@@ -36,6 +36,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _table1_report as report
 from _datasets import DATASETS
+from table1 import METHODS
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 # The outer-loop line names the datasets of its run and their repeats; the rest
@@ -129,12 +130,17 @@ def shared_protocol(runs: list[Run]) -> list[str]:
     ]
 
 
-def in_dataset_order(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows ordered by the paper's dataset order, each run's order within."""
+def in_dataset_order(frame: pd.DataFrame, method_column: str) -> pd.DataFrame:
+    """Rows ordered as one ``table1.py`` run orders them: by the paper's
+    dataset order, then by ``table1.METHODS`` (so that the columns of the
+    glance table do not depend on which run lacked a method)."""
     if frame.empty:
         return frame
-    rank = frame["dataset"].map({name: i for i, name in enumerate(DATASETS)})
-    return frame.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
+    dataset_rank = frame["dataset"].map({name: i for i, name in enumerate(DATASETS)})
+    method_rank = frame[method_column].map({name: i for i, name in enumerate(METHODS)})
+    order = pd.DataFrame({"d": dataset_rank, "m": method_rank.fillna(len(METHODS))})
+    keep = order.sort_values(["d", "m"], kind="stable").index
+    return frame.loc[keep].reset_index(drop=True)
 
 
 def combined_text(
@@ -142,11 +148,14 @@ def combined_text(
 ) -> tuple[str, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The report, fold records, summary and timing rows of the combination."""
     protocol = shared_protocol(runs)
-    records = in_dataset_order(pd.concat([r.records for r in runs], ignore_index=True))
+    records = in_dataset_order(
+        pd.concat([r.records for r in runs], ignore_index=True), "method"
+    )
     timing = in_dataset_order(
         pd.concat([r.timing for r in runs if not r.timing.empty], ignore_index=True)
         if any(not r.timing.empty for r in runs)
-        else pd.DataFrame()
+        else pd.DataFrame(),
+        "estimator",
     )
     summary = report.summarise(records)
     datasets = list(dict.fromkeys(records["dataset"]))
