@@ -2,7 +2,7 @@
 
 What it is for
     A full ``table1.py`` run of the five datasets with the paper's 10 repeats
-    takes about five hours on two cores; it is run dataset by dataset
+    takes about 4.5 hours on two cores; it is run dataset by dataset
     (``--datasets ionosphere --name table1_ionosphere_...``) and the runs are
     combined here into the one table the paper has.
 

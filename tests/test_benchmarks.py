@@ -100,8 +100,6 @@ def table1_smoke(data_dir, tmp_path_factory):
     stdout = _run(
         "table1.py",
         "--quick",
-        "--inner-repeats",
-        "2",
         "--data-dir",
         str(data_dir),
         "--output",
@@ -120,6 +118,7 @@ def test_table1_quick(table1_smoke):
     text = (folder / "table1_smoke.md").read_text()
     assert "Figure (`table1_smoke.png`)" in text
     assert "| heart | plume-newton |" in text and "| pima | svm |" in text
+    # two inner shuffles by default (DEFAULT_INNER_REPEATS)
     assert "2-fold CV repeated 2 times with different shuffles" in text
     with open(folder / "table1_smoke.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
