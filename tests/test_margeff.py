@@ -225,6 +225,7 @@ def test_flip_effects_are_plume_effects_when_the_rate_is_at_zero():
 def test_flip_model_tables_name_every_design_column(polyhedral_fits):
     """statsmodels' tables drop a model's last k_extra names; the flip rate is
     not a design column, so nothing may be dropped."""
+    assert not polyhedral_fits["flips"].mle_retvals.get("boundary", False)
     margins = polyhedral_fits["flips"].get_margeff()
     frame = margins.summary_frame()
     assert list(frame.index) == ["x1", "x2", "x3"]
