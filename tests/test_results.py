@@ -221,6 +221,8 @@ def test_remove_data_keeps_summary_and_prediction(fitted):
     assert res.info_criteria("bic") == res.bic
     with pytest.raises(ValueError, match=r"remove_data.*use 'aic' or 'bic'"):
         res.info_criteria("tic")
+    with pytest.raises(ValueError, match="crit must be one of 'aic', 'bic'"):
+        res.info_criteria("hqic")
 
 
 def test_cluster_covariance_needs_groups():
