@@ -217,9 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"no such run in {args.input}: {', '.join(missing)}", file=sys.stderr)
         return 2
-    runs = [read(args.input, stem) for stem in args.stems]
-    runs.sort(key=lambda run: min(DATASETS.index(name) for name in run.datasets))
     try:
+        runs = [read(args.input, stem) for stem in args.stems]
+        runs.sort(key=lambda run: min(DATASETS.index(name) for name in run.datasets))
         text, records, summary, timing = combined_text(args.name, runs)
     except ProtocolMismatch as exc:
         print(f"cannot combine: {exc}", file=sys.stderr)

@@ -214,12 +214,12 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
     @cache_readonly
     def aic(self) -> float:
         """Akaike information criterion, ``-2 llf + 2 K p``."""
-        return -2.0 * self.llf + 2.0 * self.k_params
+        return self.info_criteria("aic")
 
     @cache_readonly
     def bic(self) -> float:
         """Bayesian information criterion, ``-2 llf + log(N) K p``."""
-        return -2.0 * self.llf + np.log(self.nobs) * self.k_params
+        return self.info_criteria("bic")
 
     def info_criteria(self, crit: str, dk_params: float = 0):
         r"""An information criterion, as statsmodels' ``LogitResults.info_criteria``.

@@ -201,6 +201,12 @@ def test_table1_combine_refuses_runs_of_different_protocols(table1_smoke):
         [*command, str(folder), heart, "no_such_run"], capture_output=True, text=True
     )
     assert missing.returncode == 2 and "no_such_run" in missing.stderr
+    (folder / f"{pima}.md").write_text(text.replace("## Protocol", "## Setup"))
+    unreadable = subprocess.run(
+        [*command, str(folder), heart, pima], capture_output=True, text=True
+    )
+    assert unreadable.returncode == 1
+    assert "has no '## Protocol' section" in unreadable.stderr
     assert not (folder / "table1.md").exists()
 
 
