@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -397,12 +398,15 @@ def test_polyhedral_oracle_small_run_writes_its_report(tmp_path):
     output = tmp_path / "oracle.md"
     small = ["--d", "2", "--k", "2", "--seeds", "2", "--n-train", "300"]
     grid = ["--n-test", "1000", "--gammas", "1", "--alphas", "1e-3"]
-    _run("polyhedral_oracle.py", *small, *grid, "--output", str(output))
+    chain = ["--draws", "200", "--burn-in", "200"]
+    _run("polyhedral_oracle.py", *small, *grid, *chain, "--output", str(output))
     text = output.read_text()
     assert text.startswith("# Polyhedral suite: PLUME against an oracle")
     assert (
         "- command: `" in text and "- setting: d=2, K=2, noise=0, 300 training" in text
     )
+    assert "- Bayes oracle: told the owners too; " in text
+    assert "200 draws per face, every 10th step after 200 of burn-in" in text
     rows = {
         line.split("|")[1].strip(" *"): line.split("|")[2:-1]
         for line in text.splitlines()
@@ -410,13 +414,57 @@ def test_polyhedral_oracle_small_run_writes_its_report(tmp_path):
     }
     assert set(rows) == {
         "oracle, alpha 0.001",
+        "Bayes oracle, vote of 50 draws",
+        "Bayes oracle, vote of 200 draws",
+        "Bayes oracle, Bayes point",
         "PLUME, gamma 1, alpha 0.001",
         "oracle, best alpha per seed (test labels)",
         "PLUME, best gamma and alpha per seed (test labels)",
     }
     # noise-free: no polytope beats the true one, whose accuracy is 100%
     gaps = [float(cell) for cells in rows.values() for cell in cells]
-    assert len(gaps) == 4 * 3 and all(-10 < g <= 0 for g in gaps)
+    assert len(gaps) == 7 * 3 and all(-10 < g <= 0 for g in gaps)
+
+
+def test_polyhedral_oracle_refuses_the_bayes_oracle_on_noisy_labels(capsys):
+    polyhedral_oracle = _benchmark_module("polyhedral_oracle")
+    with pytest.raises(SystemExit):
+        polyhedral_oracle.parse_args(["--noise", "0.1"])
+    assert "add --draws 0 with --noise" in capsys.readouterr().err
+    assert polyhedral_oracle.parse_args(["--noise", "0.1", "--draws", "0"]).draws == 0
+
+
+def test_version_space_draws_are_uniform_on_the_sphere():
+    version_space = _benchmark_module("version_space")
+    rng = np.random.default_rng(0)
+    # the positive octant of the sphere in R^3: by Archimedes' theorem each
+    # coordinate of a uniform point is uniform on [0, 1]; the chart's density
+    # varies by a factor 5 across this wide version space, so the rejection
+    # step is exercised
+    draws = version_space.sample_version_space(np.eye(3), 3000, rng=rng)
+    assert np.allclose(np.linalg.norm(draws, axis=1), 1) and np.all(draws >= 0)
+    for coordinate in draws.T:
+        assert stats.kstest(coordinate, "uniform").pvalue > 1e-3
+    # in the plane: the arc of angles [0.3, 1.1], uniform in angle
+    arc = np.array([[-np.sin(0.3), np.cos(0.3)], [np.sin(1.1), -np.cos(1.1)]])
+    draws = version_space.sample_version_space(arc, 3000, rng=rng)
+    angle = np.arctan2(draws[:, 1], draws[:, 0])
+    assert stats.kstest((angle - 0.3) / 0.8, "uniform").pvalue > 1e-3
+
+
+def test_version_space_of_a_thin_cone_keeps_every_point_on_its_side():
+    version_space = _benchmark_module("version_space")
+    rng = np.random.default_rng(1)
+    # 400 noise-free points of a halfspace in R^5: a thin version space that
+    # the rounded hit-and-run must stay in, around the true direction
+    truth = np.array([0.3, 1.0, -0.5, 0.2, 0.0])
+    points = np.column_stack([np.ones(400), rng.standard_normal((400, 4))])
+    signed = np.sign(points @ truth)[:, None] * points
+    draws = version_space.sample_version_space(signed, 500, rng=rng)
+    assert np.all(signed @ draws.T >= -1e-9)
+    assert np.all(draws @ truth / np.linalg.norm(truth) > 0.95)
+    with pytest.raises(ValueError, match="version space is empty"):
+        version_space.sample_version_space(np.vstack([signed, -signed[:1]]), 5, rng=rng)
 
 
 def test_polyhedral_oracle_fits_each_true_face():
