@@ -54,9 +54,11 @@ HEADER = (
 
 
 def penalised_objective(res) -> float:
-    """EM's penalised objective at the estimate, per observation: the best run's
-    ``L - N alpha/2 sum_k ||b_k||^2`` (slopes of the standardised features)."""
-    return float(np.max(res.mle_retvals["restarts_llf"])) / res.nobs
+    """EM's penalised objective at the estimate, per observation: the best
+    run's (restarts and re-seating moves) ``L - N alpha/2 sum_k ||b_k||^2``
+    (slopes of the standardised features)."""
+    runs = [res.mle_retvals["restarts_llf"], res.mle_retvals["reseat_llf"]]
+    return float(np.max(np.concatenate(runs))) / res.nobs
 
 
 def fit_row(split, setting: Setting, gamma: float, alpha: float, start, n_init):

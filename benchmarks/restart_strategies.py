@@ -51,8 +51,15 @@ SIMULATED_GAMMA, SIMULATED_ALPHA = 1.0, 1e-5
 UCI_GAMMA, UCI_ALPHA = 1.0, 1e-4
 
 
+def strategy_options(strategy: str, k: int) -> dict:
+    """``fit`` keywords of a strategy: ``INIT``, or ``INIT+reseat`` for the
+    ``INIT`` restarts followed by up to K re-seating moves."""
+    init, _, extra = strategy.partition("+")
+    return {"init": init, "reseat": k if extra == "reseat" else 0}
+
+
 def fit_strategies(fit: Callable[[str], object], strategies: list[str]) -> dict:
-    """``fit(init)`` per strategy: its objective, result and seconds."""
+    """``fit(strategy)`` per strategy: its objective, result and seconds."""
     out = {}
     for init in strategies:
         with warnings.catch_warnings():
@@ -92,12 +99,12 @@ def simulated_rows(args: argparse.Namespace, tally: dict) -> list[str]:
                 split.y_train, split.x_train, k=k, gamma=SIMULATED_GAMMA
             )
 
-            def fit(init, model=model, seed=seed):
+            def fit(strategy, model=model, seed=seed, k=k):
                 return model.fit(
                     alpha=SIMULATED_ALPHA,
-                    init=init,
                     n_init=args.n_init,
                     random_state=seed,
+                    **strategy_options(strategy, k),
                 )
 
             found = fit_strategies(fit, args.strategies)
@@ -123,9 +130,12 @@ def uci_rows(args: argparse.Namespace, tally: dict) -> list[str]:
         for k in args.ks:
             model = ps.plume(formula, frame, k=k, gamma=UCI_GAMMA)
 
-            def fit(init, model=model):
+            def fit(strategy, model=model, k=k):
                 return model.fit(
-                    alpha=UCI_ALPHA, init=init, n_init=args.n_init, random_state=0
+                    alpha=UCI_ALPHA,
+                    n_init=args.n_init,
+                    random_state=0,
+                    **strategy_options(strategy, k),
                 )
 
             found = fit_strategies(fit, args.strategies)
@@ -176,7 +186,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--strategies",
         nargs="+",
         default=["kmeans", "mixed"],
-        help="init values; the first is the baseline",
+        help="init values, each optionally followed by '+reseat' (up to K "
+        "re-seating moves after the restarts); the first is the baseline",
     )
     parser.add_argument("--n-init", type=int, default=3)
     parser.add_argument(
@@ -195,6 +206,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="seconds, no file")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
+    for strategy in args.strategies:
+        # the init value itself is checked by fit, with the values it takes
+        _, plus, extra = strategy.partition("+")
+        if plus and extra != "reseat":
+            parser.error(
+                f"strategy {strategy!r}: '+reseat' is the only addition to an "
+                "init value"
+            )
     if args.quick:
         args.settings, args.seeds, args.n_train, args.n_test = ["2/3"], 1, 300, 1000
         args.datasets = []
@@ -206,7 +225,8 @@ def report_details(args: argparse.Namespace) -> list[str]:
     settings = ", ".join(f"{d}/{k}" for d, k in args.settings)
     return [
         f"BLAS threads limited to {args.blas_threads} during the fits",
-        f"strategies (`fit(init=...)`): {', '.join(args.strategies)}; baseline "
+        f"strategies (`fit(init=...)`; `+reseat`: and `reseat=K`): "
+        f"{', '.join(args.strategies)}; baseline "
         f"`{args.strategies[0]}`; n_init {args.n_init}; objective = the best "
         "run's penalised log-likelihood per observation (higher is better); "
         f"better / worse = differs by more than {TIE:g}",

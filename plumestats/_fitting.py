@@ -19,6 +19,7 @@ from ._blocks import (
     scaling_from_moments,
 )
 from ._em import PERFECT_LOGPROB, Problem, run_em, separating
+from ._reseat import reseat_faces
 from ._scaling import DesignScaling
 from ._start import _START_MAX_ROWS, make_start, start_methods
 
@@ -127,10 +128,11 @@ def _user_start(model, scaling, start_params):
     return scaling.to_internal(start.reshape(model.k, -1)).ravel()
 
 
-def best_run(problem, traces) -> tuple[np.ndarray, dict]:
-    """The run with the best objective (of :func:`em_runs`), and the fit's
-    ``mle_retvals``: its own trace and every run's final value."""
-    best = max(traces, key=lambda trace: trace.objective)
+def best_run(problem, traces, reseats=()) -> tuple[np.ndarray, dict]:
+    """The run with the best objective (of :func:`em_runs`: restarts and
+    re-seating moves), and the fit's ``mle_retvals``: its own trace and every
+    run's final value."""
+    best = max([*traces, *reseats], key=lambda trace: trace.objective)
     retvals = {
         "converged": best.converged,
         "iterations": best.n_iter,
@@ -143,6 +145,7 @@ def best_run(problem, traces) -> tuple[np.ndarray, dict]:
         "restarts_llf": np.array([trace.objective for trace in traces]),
         "restarts_converged": np.array([trace.converged for trace in traces]),
         "restarts_llf_history": [np.asarray(trace.llf_history) for trace in traces],
+        "reseat_llf": np.array([trace.objective for trace in reseats]),
     }
     if isinstance(problem, BlockProblem):
         # every run's passes over the data (one map-reduce each), starts included
@@ -162,9 +165,11 @@ def em_runs(
     alpha,
     chunksize=None,
     disp=False,
+    reseat=0,
 ):
-    """EM from one or several starts: the problem, its scaling and one trace
-    per start (:func:`best_run` picks the best).
+    """EM from one or several starts, then up to ``reseat`` re-seating moves
+    from the best (:mod:`plumestats._reseat`): the problem, its scaling, one
+    trace per start and one per move (:func:`best_run` picks the best).
 
     With ``disp`` (and several starts) a line after each run says where it
     ended, so a long multi-start fit shows its progress.
@@ -190,7 +195,19 @@ def em_runs(
                 f"EM run {number}/{len(starts)}: objective = "
                 f"{traces[-1].objective:.10g} ({traces[-1].message})"
             )
-    return problem, scaling, traces
+    reseats = []
+    if reseat and model.k > 1:
+        best = max(traces, key=lambda trace: trace.objective)
+        reseats = reseat_faces(
+            problem, best, options, mstep, scaling.intercept_index, reseat
+        )
+        if disp:
+            for number, trace in enumerate(reseats, 1):
+                print(
+                    f"Re-seating move {number}: objective = {trace.objective:.10g} "
+                    f"({trace.message})"
+                )
+    return problem, scaling, traces, reseats
 
 
 def fit_direct(

@@ -214,6 +214,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         disp: bool = False,
         cov_type: str = "nonrobust",
         cov_kwds: dict | None = None,
+        reseat: int = 0,
         **kwargs,
     ):
         """Fit by EM (flip responsibilities, closed-form flip rate, PLUME
@@ -228,9 +229,10 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             ``flip_start``.
         method : {"em"}
             Only EM.
-        maxiter, tol, mstep, init, n_init, random_state, alpha, em_tol
+        maxiter, tol, mstep, init, n_init, random_state, alpha, em_tol, reseat
             As for :meth:`PolyhedralMixtureLogit.fit`. Each of the ``n_init``
-            PLUME runs starts one label-flip run, and the best label-flip
+            PLUME runs (and each of PLUME's re-seating moves) starts one
+            label-flip run, and the best label-flip
             log-likelihood is kept (``mle_retvals["restarts_llf"]`` has them
             all); ``maxiter`` applies to each run of either. The L2 penalty
             ``alpha`` is on the hyperplanes' standardised slopes, not on the
@@ -250,7 +252,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         """
         if kwargs:
             raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
-        alpha, maxiter, n_init = check_fit_options(
+        alpha, maxiter, n_init, reseat = check_fit_options(
             method=(method, ("em",)),
             mstep=mstep,
             init=init,
@@ -258,6 +260,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             alpha=alpha,
             maxiter=maxiter,
             n_init=n_init,
+            reseat=reseat,
         )
         flip_start = check_positive_float(flip_start, "flip_start")
         if not flip_start < 0.5:
@@ -270,11 +273,12 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             tol=check_positive_float(tol, "tol"),
             em_tol=check_positive_float(em_tol, "em_tol"),
         )
+        reseats: list = []
         if start_params is None:
             # each PLUME run is the start of one label-flip run: the flips can
             # move the faces to another local maximum, so the restarts are
             # compared on the label-flip likelihood, not on PLUME's
-            problem, scaling, plume_runs = _fitting.em_runs(
+            problem, scaling, plume_runs, reseats = _fitting.em_runs(
                 self,
                 start_params=None,
                 options=options,
@@ -283,9 +287,12 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
                 n_init=n_init,
                 random_state=random_state,
                 alpha=alpha,
+                reseat=reseat,
             )
             eta_start = float(logit(2.0 * flip_start))
-            starts = [np.append(run.params, eta_start) for run in plume_runs]
+            starts = [
+                np.append(run.params, eta_start) for run in [*plume_runs, *reseats]
+            ]
         else:
             start = self._check_params(start_params)
             if not np.all(np.isfinite(start)):
@@ -297,6 +304,8 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             theta = scaling.to_internal(start[:-1].reshape(self.k, -1)).ravel()
             starts = [np.append(theta, start[-1])]
         runs = [run_flip_em(problem, begin, options, mstep) for begin in starts]
+        # the runs from PLUME's re-seating moves come last
+        restarts = runs[: len(runs) - len(reseats)]
         trace = max(runs, key=lambda run: run.objective)
         internal = _fitting.canonical_order(problem, trace.params[:-1])
         internal = np.append(internal, trace.params[-1])
@@ -317,8 +326,9 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             "max_abs_score": max_abs_score,
             "boundary": trace.boundary,
             "separation": trace.diverged,
-            "restarts_llf": np.array([run.objective for run in runs]),
-            "restarts_converged": np.array([run.converged for run in runs]),
+            "restarts_llf": np.array([run.objective for run in restarts]),
+            "restarts_converged": np.array([run.converged for run in restarts]),
+            "reseat_llf": np.array([run.objective for run in runs[len(restarts) :]]),
             "information_singular": singular,
         }
         settings = {
@@ -326,7 +336,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             "method": "em",
             "mstep": mstep,
             "init": "start_params" if start_params is not None else init,
-            "n_init": len(runs),
+            "n_init": len(restarts),
             "alpha": alpha,
             "gating": self.gating,
             "maxiter": options.maxiter,
@@ -334,6 +344,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             "em_tol": em_tol,
             "flip_start": flip_start,
             "chunksize": None,
+            "reseat": reseat,
         }
         self._warn(trace, singular)
         mlefit = LikelihoodModelResults(

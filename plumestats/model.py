@@ -105,19 +105,26 @@ def predict_rows(
 
 
 def check_fit_options(
-    *, method, mstep, init, cov_type, alpha, maxiter, n_init
-) -> tuple[float, int, int]:
+    *, method, mstep, init, cov_type, alpha, maxiter, n_init, reseat
+) -> tuple[float, int, int, int]:
     """Validate the options :meth:`PolyhedralMixtureLogit.fit` shares with its
     variants; ``method`` is ``(value, allowed)``. Returns ``alpha``,
-    ``maxiter`` and ``n_init`` as numbers."""
+    ``maxiter``, ``n_init`` and ``reseat`` as numbers."""
     check_choice(method[0], "method", method[1])
     check_choice(mstep, "mstep", tuple(MSTEPS))
     check_choice(init, "init", INIT_METHODS)
     check_choice(cov_type, "cov_type", tuple(COV_TYPES))
+    reseat = check_int(reseat, "reseat", minimum=0)
+    if reseat and method[0] != "em":
+        raise ValueError(
+            f"reseat needs method='em' (it moves a face and reruns EM); got "
+            f"method={method[0]!r}"
+        )
     return (
         check_positive_float(alpha, "alpha", allow_zero=True),
         check_int(maxiter, "maxiter"),
         check_int(n_init, "n_init"),
+        reseat,
     )
 
 
@@ -492,6 +499,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         cov_type: str = "nonrobust",
         cov_kwds: dict | None = None,
         chunksize: int | str | None = None,
+        reseat: int = 0,
         **kwargs,
     ):
         """Fit by EM with damped Newton M-steps, finished by Newton-Raphson on L.
@@ -528,6 +536,19 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         n_init : int, default 1
             Number of EM runs from different starts; the best objective is kept
             and every run's final value is in ``mle_retvals["restarts_llf"]``.
+        reseat : int, default 0
+            Up to this many *re-seating moves* after the restarts, for fits with
+            several faces. A move takes the best fit so far, drops the face
+            that owns the least of the outside class, fits a new face to the
+            inside class against the outside points the fit calls inside, and
+            reruns EM from there; it is kept only if it raises the objective,
+            and the moves stop at the first that does not. This leaves a local
+            maximum that restarts rarely leave: two faces on one side of the
+            polyhedron while the outside points beyond another side are missed.
+            Each move costs one EM run; ``mle_retvals["reseat_llf"]`` has
+            their final values. ``reseat=k`` is a good value
+            (``benchmarks/restart_strategies.py``). Needs ``method="em"`` and
+            the design in memory (no ``chunksize``, no Dask input).
         random_state : int, numpy Generator or None
             Seed for the starts. ``None`` uses a fixed seed, so fits are
             reproducible by default.
@@ -580,7 +601,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         estimation sample that their gate owns (mean gate probability), so the
         same data gives the same table whatever the start.
         """
-        alpha, maxiter, n_init = check_fit_options(
+        alpha, maxiter, n_init, reseat = check_fit_options(
             method=(method, FIT_METHODS),
             mstep=mstep,
             init=init,
@@ -588,8 +609,16 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             alpha=alpha,
             maxiter=maxiter,
             n_init=n_init,
+            reseat=reseat,
         )
         chunksize = self._check_chunksize(chunksize, method, cov_type)
+        if reseat and (chunksize is not None or self._row_source is not None):
+            raise ValueError(
+                "reseat needs the design in memory (it refits a face to the "
+                "outside points the fit misses); it is not available for fits by "
+                "row blocks (chunksize, Dask input): leave reseat=0 there, or "
+                "add restarts (n_init)"
+            )
         if method == "em":
             if kwargs:
                 raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
@@ -600,7 +629,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 newton_finish=bool(newton_finish),
                 callback=_fitting.printer(callback) if disp else callback,
             )
-            problem, scaling, runs = _fitting.em_runs(
+            problem, scaling, runs, reseats = _fitting.em_runs(
                 self,
                 start_params=start_params,
                 options=options,
@@ -611,8 +640,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 alpha=alpha,
                 chunksize=chunksize,
                 disp=bool(disp),
+                reseat=reseat,
             )
-            internal, retvals = _fitting.best_run(problem, runs)
+            internal, retvals = _fitting.best_run(problem, runs, reseats)
             optimizer, n_runs = f"EM ({mstep} M-step)", len(runs)
         else:
             if alpha > 0:
@@ -650,6 +680,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 "em_tol": em_tol,
                 "newton_finish": bool(newton_finish),
                 "chunksize": chunksize,
+                "reseat": reseat,
             },
             cov_type=cov_type,
             cov_kwds=cov_kwds or {},

@@ -81,6 +81,10 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         string in sorted order) is the inside.
     n_init : int, default 1
         Number of EM runs from different starts; the best likelihood is kept.
+    reseat : int, default 0
+        Re-seating moves after the restarts: the face that owns the least of
+        the outside class is refitted to the outside points the fit misses,
+        and kept if the likelihood rises (see ``PolyhedralMixtureLogit.fit``).
     init : {"kmeans", "directions", "logit", "random", "mixed"}, default "kmeans"
         Start values of the EM runs (see ``PolyhedralMixtureLogit.fit``).
     max_iter : int, default 500
@@ -160,6 +164,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         tol: float = 1e-8,
         random_state=None,
         label_flips: bool = False,
+        reseat: int = 0,
     ):
         self.k = k
         self.gamma = gamma
@@ -172,6 +177,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
         self.label_flips = label_flips
+        self.reseat = reseat
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -246,6 +252,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 n_init=self.n_init,
                 random_state=_engine_seed(self.random_state),
                 alpha=self.alpha,
+                reseat=self.reseat,
             )
         params = np.asarray(results.params, dtype=float)
         self.flip_rate_ = float(results.flip_rate) if self.label_flips else 0.0

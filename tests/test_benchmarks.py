@@ -500,11 +500,16 @@ def test_polyhedral_truth_start_quick():
 
 def test_restart_strategies_quick():
     pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
-    stdout = _run("restart_strategies.py", "--quick", "--strategies", "kmeans", "mixed")
+    strategies = ["kmeans", "mixed", "kmeans+reseat"]
+    stdout = _run("restart_strategies.py", "--quick", "--strategies", *strategies)
     row = next(line for line in stdout.splitlines() if line.startswith("| 2 | 3 | 0"))
     objectives = [float(cell) for cell in row.split("|")[4:-1:2]]
-    assert len(objectives) == 2 and all(-1 < value < 0 for value in objectives)
+    assert len(objectives) == 3 and all(-1 < value < 0 for value in objectives)
+    # a move is kept only when it raises the objective
+    assert objectives[2] >= objectives[0]
     assert "- simulated: `mixed` against `kmeans`: better maximum in " in stdout
+    assert "- simulated: `kmeans+reseat` against `kmeans`: better maximum in " in stdout
+    assert "worse in 0" in stdout.split("`kmeans+reseat` against")[1].splitlines()[0]
 
 
 def test_prediction_coverage_quick():

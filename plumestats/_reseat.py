@@ -1,0 +1,86 @@
+"""Re-seat the idlest face: a move out of a local maximum EM cannot leave.
+
+A fit with many faces can end with two faces on one side of the polyhedron (or
+one face owning nothing) while the outside points beyond another side are
+called inside. That is a local maximum: no small change of the idle face
+reaches the missed points, so EM stays. The move drops the face whose gate owns
+the least of the outside class (``sum_n g_nk`` over the outside points),
+fits a new face to the inside class against the outside points the fit calls
+inside, runs EM from there, and keeps the result only if it raises the
+objective; it repeats from the better fit until a move fails, there is nothing
+left to re-seat, or ``max_moves`` moves were made.
+
+The move is split-and-merge EM's idea (Ueda et al., 2000, *Neural Computation*
+12, 2109-2128) in the form a polyhedron suggests: the face to merge away is the
+one that owns least, and where to split is read off the misclassified outside
+points rather than searched for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._em import EMOptions, EMTrace, Problem, run_em
+from ._start import fit_logistic
+
+__all__ = ["reseat_faces"]
+
+# log(1/2): an outside observation below it is called inside by the fit
+_LOG_HALF = np.log(0.5)
+
+
+def reseat_faces(
+    problem: Problem,
+    best: EMTrace,
+    options: EMOptions,
+    mstep: str,
+    intercept_index: int | None,
+    max_moves: int,
+) -> list[EMTrace]:
+    """The EM runs of up to ``max_moves`` re-seating moves from ``best``.
+
+    Returns every run made (accepted or not), in order; the caller keeps the
+    best objective among them and ``best``.
+    """
+    runs: list[EMTrace] = []
+    current = best
+    p = problem.exog.shape[1]
+    for _ in range(max_moves):
+        start = _reseated_start(problem, current.params, intercept_index, p)
+        if start is None:
+            break
+        trace = run_em(problem, start, options, mstep)
+        runs.append(trace)
+        if not trace.objective > current.objective + _gain_floor(current.objective):
+            break
+        current = trace
+    return runs
+
+
+def _gain_floor(value: float) -> float:
+    # a move that only re-finds the same maximum differs by rounding
+    return 1e-10 * max(1.0, abs(value))
+
+
+def _reseated_start(
+    problem: Problem, params: np.ndarray, intercept_index: int | None, p: int
+) -> np.ndarray | None:
+    """``params`` with its idlest face replaced by a fit to the missed outside
+    points, or None when the fit misses none."""
+    # observation weights are for start values only; a model's fit has none
+    assert problem.weights is None
+    terms = problem.terms(params)
+    outside = problem.y_pm < 0
+    missed = outside & (terms.loglikeobs < _LOG_HALF)
+    if not missed.any():
+        return None
+    # what a face is for is the outside points beyond it: a face that owns
+    # inside points only is idle
+    idle = int(np.argmin(terms.gate.T @ outside))
+    # the new face sees the inside class and the missed outside points only:
+    # the other outside points are already outside some face
+    weights = np.where(outside & ~missed, 0.0, 1.0)
+    face = fit_logistic(problem.exog, problem.y_pm, intercept_index, weights=weights)
+    start = np.array(params, dtype=float, copy=True)
+    start[idle * p : (idle + 1) * p] = face
+    return start

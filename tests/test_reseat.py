@@ -1,0 +1,183 @@
+"""Re-seating moves (``fit(reseat=...)``): a way out of the local maximum where
+two faces share one side of the polyhedron and another side is missed."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+from plumestats import (
+    HardPolyhedralLogit,
+    LabelFlipPolyhedralLogit,
+    PolyhedralMixtureLogit,
+)
+from plumestats.datasets import simulate_polyhedron
+from plumestats.sklearn import PolyhedralClassifier
+
+
+def _polytope(nobs, d, k, seed):
+    """The first ``nobs`` rows of the polyhedral suite's simulation (2000 + 10000
+    rows, as ``benchmarks/polyhedral.py`` draws them), with an intercept."""
+    data, truth = simulate_polyhedron(nobs + 10000, d=d, k=k, random_state=seed)
+    train = data.iloc[:nobs]
+    exog = train.drop(columns="y")
+    exog.insert(0, "Intercept", 1.0)
+    return train["y"], exog, truth
+
+
+def _matched_cosines(fitted, truth) -> np.ndarray:
+    """Cosines of the fitted normals with the true ones, matched one to one."""
+    fitted = fitted.to_numpy()[:, 1:]
+    truth = truth.to_numpy()[:, 1:]
+    cosines = (fitted / np.linalg.norm(fitted, axis=1, keepdims=True)) @ (
+        truth / np.linalg.norm(truth, axis=1, keepdims=True)
+    ).T
+    rows, cols = linear_sum_assignment(-cosines)
+    return cosines[rows, cols]
+
+
+@pytest.fixture(scope="module")
+def stuck_fit():
+    # d = 5, K = 6, seed 2 of the polyhedral suite: all three k-means starts
+    # end with two faces on one true side and another true side unmatched
+    # (benchmarks/restart_strategies.md); a start at the truth finds a higher
+    # maximum, -0.0566 per observation against -0.0694
+    y, exog, truth = _polytope(2000, 5, 6, 2)
+    model = PolyhedralMixtureLogit(y, exog, k=6)
+    fits = {
+        moves: model.fit(alpha=1e-5, n_init=3, random_state=2, reseat=moves)
+        for moves in (0, 6)
+    }
+    return fits, truth
+
+
+def test_reseat_leaves_the_local_maximum_and_recovers_every_face(stuck_fit):
+    fits, truth = stuck_fit
+    plain, reseated = fits[0], fits[6]
+    assert _matched_cosines(plain.hyperplanes, truth).min() < 0.5  # one side missed
+    assert _matched_cosines(reseated.hyperplanes, truth).min() > 0.99
+    plain_best = plain.mle_retvals["restarts_llf"].max()
+    # the restarts are the same runs; a move found the higher maximum
+    np.testing.assert_array_equal(
+        reseated.mle_retvals["restarts_llf"], plain.mle_retvals["restarts_llf"]
+    )
+    moves = reseated.mle_retvals["reseat_llf"]
+    assert moves[0] / 2000 == pytest.approx(-0.05658, abs=1e-4)
+    assert plain_best / 2000 == pytest.approx(-0.06937, abs=1e-4)
+    assert reseated.llf > plain.llf + 20
+    # the second move re-finds that maximum, so the moves stop there
+    assert moves.size == 2 and moves[1] == pytest.approx(moves[0], rel=1e-8)
+    assert reseated.mle_settings["reseat"] == 6
+    assert plain.mle_retvals["reseat_llf"].size == 0
+
+
+def test_reseat_never_lowers_the_objective():
+    improved = 0
+    for seed in range(4):
+        y, exog, _ = _polytope(500, 2, 6, seed)
+        model = PolyhedralMixtureLogit(y, exog, k=6, gamma=2.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # small separable samples may warn
+            plain = model.fit(alpha=1e-3, random_state=seed)
+            reseated = model.fit(alpha=1e-3, random_state=seed, reseat=3)
+        retvals = reseated.mle_retvals
+        restarts_best = retvals["restarts_llf"].max()
+        assert restarts_best == plain.mle_retvals["restarts_llf"].max()
+        assert 1 <= retvals["reseat_llf"].size <= 3  # some outside points missed
+        best = max(restarts_best, retvals["reseat_llf"].max())
+        improved += best > restarts_best + 1e-6
+        # the estimates are those of the best run, whichever kind it was
+        penalty = 0.5 * 500 * 1e-3 * _standardised_slopes_norm2(reseated)
+        assert reseated.llf - penalty == pytest.approx(best, rel=1e-7)
+        # every move but the last raised the objective
+        values = [restarts_best, *retvals["reseat_llf"]]
+        assert all(b > a for a, b in itertools.pairwise(values[:-1]))
+    assert improved >= 2  # seeds 0 and 1 leave a local maximum
+
+
+def _standardised_slopes_norm2(results) -> float:
+    """sum_k ||b_k||^2 of the slopes in standardised units (what alpha weighs)."""
+    slopes = results.hyperplanes.to_numpy()[:, 1:]
+    scale = results.model.exog[:, 1:].std(axis=0)
+    return float(np.sum((slopes * scale) ** 2))
+
+
+def test_reseat_with_one_face_or_nothing_missed_makes_no_move():
+    y, exog, _ = _polytope(300, 2, 2, 0)
+    one = PolyhedralMixtureLogit(y, exog, k=1)
+    np.testing.assert_array_equal(
+        one.fit(alpha=1e-2, reseat=4).params, one.fit(alpha=1e-2).params
+    )
+    assert one.fit(alpha=1e-2, reseat=4).mle_retvals["reseat_llf"].size == 0
+    # a slab |x1| < 1 with a margin around both faces: the fit calls no outside
+    # point inside, so there is nothing to re-seat a face on
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3, 3, (600, 2))
+    x = x[np.abs(np.abs(x[:, 0]) - 1) > 0.4]
+    slab = (np.abs(x[:, 0]) < 1).astype(float)
+    design = pd.DataFrame({"Intercept": 1.0, "x1": x[:, 0], "x2": x[:, 1]})
+    res = PolyhedralMixtureLogit(slab, design, k=2).fit(alpha=1e-3, reseat=4)
+    assert np.all(np.asarray(res.predict())[slab == 0] < 0.5)
+    assert res.mle_retvals["reseat_llf"].size == 0
+
+
+def test_reseat_for_the_hard_gate_and_the_label_flip_model(stuck_fit):
+    _, truth = stuck_fit
+    y, exog, _ = _polytope(2000, 5, 6, 2)
+    hard = HardPolyhedralLogit(y, exog, k=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SPLA1's kinks: Hessian warnings
+        res = hard.fit(alpha=1e-5, n_init=3, random_state=2, reseat=6)
+    assert res.mle_retvals["reseat_llf"].size >= 1
+    assert res.mle_settings["reseat"] == 6
+    flips = LabelFlipPolyhedralLogit(y, exog, k=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no flips in these labels: at the boundary
+        plain = flips.fit(alpha=1e-5, n_init=3, random_state=2)
+        reseated = flips.fit(alpha=1e-5, n_init=3, random_state=2, reseat=6)
+    # each PLUME move starts one more label-flip run; the restarts are counted apart
+    assert reseated.mle_settings["n_init"] == 3
+    assert reseated.mle_retvals["restarts_llf"].size == 3
+    assert reseated.mle_retvals["reseat_llf"].size == 2
+    assert reseated.llf > plain.llf + 20
+    assert _matched_cosines(reseated.hyperplanes, truth).min() > 0.99
+
+
+def test_reseat_in_the_sklearn_estimator():
+    y, exog, _ = _polytope(2000, 5, 6, 2)
+    x = exog.drop(columns="Intercept").to_numpy()
+    clf = PolyhedralClassifier(k=6, alpha=1e-5, n_init=3, random_state=2, reseat=6)
+    assert clf.get_params()["reseat"] == 6
+    clf.fit(x, y.to_numpy())
+    assert clf.results_.mle_retvals["reseat_llf"].size == 2
+
+
+def test_reseat_prints_its_moves(capsys):
+    y, exog, _ = _polytope(2000, 5, 6, 2)
+    PolyhedralMixtureLogit(y, exog, k=6).fit(
+        alpha=1e-5, n_init=3, random_state=2, reseat=6, disp=True
+    )
+    out = capsys.readouterr().out
+    assert "Re-seating move 1: objective = " in out
+    assert "Re-seating move 2: objective = " in out
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"reseat": -1}, "reseat must be an integer >= 0, got -1"),
+        ({"reseat": 1.5}, "reseat must be an integer >= 0, got 1.5"),
+        ({"reseat": True}, "reseat must be an integer >= 0, got True"),
+        ({"reseat": 2, "method": "bfgs"}, "reseat needs method='em'"),
+        ({"reseat": 2, "chunksize": 100}, "reseat needs the design in memory"),
+    ],
+)
+def test_reseat_bad_options(options, message):
+    y, exog, _ = _polytope(300, 2, 2, 0)
+    with pytest.raises(ValueError, match=message):
+        PolyhedralMixtureLogit(y, exog, k=2).fit(**options)
