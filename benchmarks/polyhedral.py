@@ -97,6 +97,8 @@ class Grids:
     alphas: tuple[float, ...] = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
     gammas: tuple[float, ...] = (1.0, 5.0)
     n_init: int = 3
+    # PLUME's and SPLA1's re-seating moves after the restarts: fit(reseat=K)
+    reseat: bool = False
     # PLUME's and SPLA1's CV criterion: "accuracy", or "logloss" (the mean
     # held-out log-likelihood, Table 1's criterion); the rivals use accuracy
     select: str = "accuracy"
@@ -248,16 +250,21 @@ def polyhedral_fit(
     n_init: int,
     seed: int,
     flips: bool = False,
+    reseat: bool = False,
 ) -> Callable[[], Any]:
     """A closure fitting PLUME (``gamma`` given), PLUME with label flips
-    (``flips``) or SPLA1 (``gamma=None``)."""
+    (``flips``) or SPLA1 (``gamma=None``); ``reseat``: with up to K re-seating
+    moves after the restarts."""
     if gamma is None:
         model = HardPolyhedralLogit(y, x, k=k)
     elif flips:
         model = LabelFlipPolyhedralLogit(y, x, k=k, gamma=gamma)
     else:
         model = PolyhedralMixtureLogit(y, x, k=k, gamma=gamma)
-    return lambda: model.fit(alpha=alpha, n_init=n_init, random_state=seed)
+    moves = k if reseat else 0
+    return lambda: model.fit(
+        alpha=alpha, n_init=n_init, random_state=seed, reseat=moves
+    )
 
 
 def predict_inside(res: Any, x: pd.DataFrame) -> np.ndarray:
@@ -287,6 +294,7 @@ def cv_score(
             grids.n_init,
             seed,
             flips,
+            reseat=grids.reseat,
         )
         res, names, error = caught_call(fit)
         counts.update(names)
@@ -356,6 +364,7 @@ def choose_and_refit(
         grids.n_init,
         setting.seed,
         flips,
+        reseat=grids.reseat,
     )
     seconds, res, names = timed_fit(fit)
     choice = PolyhedralChoice(
@@ -458,7 +467,8 @@ def run_polyhedral(
             else "no flips, "
         )
     result.hyper = (
-        f"{flips}{gamma}alpha={choice.alpha:g}, n_init={grids.n_init} "
+        f"{flips}{gamma}alpha={choice.alpha:g}, n_init={grids.n_init}"
+        f"{', reseat=K' if grids.reseat else ''} "
         f"(CV {'log-lik' if grids.select == 'logloss' else 'acc'} "
         f"{choice.cv_score:.4f})"
     )
@@ -486,6 +496,7 @@ def run_plume_bic(
             choice.alpha,
             grids.n_init,
             setting.seed,
+            reseat=grids.reseat,
         )
         try:
             seconds, res, names = timed_fit(fit)
@@ -975,8 +986,14 @@ def protocol_lines(args: argparse.Namespace) -> list[str]:
         f"- PLUME: true K, gamma in {list(g.gammas)} x alpha in {list(g.alphas)} "
         "(L2 on the standardised slopes, per observation); ties: larger alpha, "
         f"then smaller gamma; `fit(alpha=a, n_init={g.n_init}, "
-        "random_state=s)` (k-means starts, best penalised objective) in CV and "
-        "refit; predict class 1 when P(y=1|x) >= 0.5",
+        f"random_state=s{', reseat=K' if g.reseat else ''})` (k-means starts, "
+        "best penalised objective"
+        + (
+            "; then re-seating moves, each kept only if it raises the objective"
+            if g.reseat
+            else ""
+        )
+        + ") in CV and refit; predict class 1 when P(y=1|x) >= 0.5",
         f"- SPLA1 (`HardPolyhedralLogit`): true K, alpha in {list(g.alphas)}, as PLUME",
         f"- {METHODS['plume-flip']}: the same CV over PLUME's gamma x alpha grid "
         "and the same grid for `LabelFlipPolyhedralLogit` (PLUME with a share of "
@@ -1140,6 +1157,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--gammas", type=float, nargs="+", help="PLUME gamma grid")
     parser.add_argument("--n-init", type=int, help="EM restarts per fit (3)")
     parser.add_argument(
+        "--reseat",
+        action="store_true",
+        help="PLUME and SPLA1 fits add up to K re-seating moves (fit(reseat=K))",
+    )
+    parser.add_argument(
         "--select",
         choices=("accuracy", "logloss"),
         help="PLUME's and SPLA1's CV criterion (default accuracy)",
@@ -1171,6 +1193,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "gammas": tuple(args.gammas) if args.gammas else None,
         "n_init": args.n_init,
         "select": args.select,
+        "reseat": args.reseat or None,
     }
     args.grids = Grids(
         **{**grids.__dict__, **{k: v for k, v in overrides.items() if v is not None}}

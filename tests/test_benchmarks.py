@@ -393,6 +393,21 @@ def test_label_noise_quick():
     assert row[10] == "True"  # the label-flip fit converged
 
 
+def test_polyhedral_quick_with_reseat_says_so(tmp_path):
+    pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
+    _run(
+        "polyhedral.py",
+        *("--quick", "--reseat", "--methods", "plume", "spla1"),
+        *("--ds", "2", "--noises", "0", "--output", str(tmp_path)),
+    )
+    text = (tmp_path / "polyhedral_quick.md").read_text()
+    assert "`fit(alpha=a, n_init=1, random_state=s, reseat=K)`" in text
+    assert "then re-seating moves, each kept only if it raises the objective" in text
+    rows = [line for line in text.splitlines() if line.startswith("| PLUME |")]
+    rows += [line for line in text.splitlines() if line.startswith("| SPLA1 |")]
+    assert len(rows) == 2 and all("n_init=1, reseat=K (CV acc" in row for row in rows)
+
+
 def test_polyhedral_oracle_small_run_writes_its_report(tmp_path):
     pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
     output = tmp_path / "oracle.md"
