@@ -393,6 +393,22 @@ def test_label_noise_quick():
     assert row[10] == "True"  # the label-flip fit converged
 
 
+def test_reseat_heldout_small_run(data_dir, tmp_path):
+    output = tmp_path / "reseat.md"
+    _run(
+        "reseat_heldout.py",
+        *("--data-dir", str(data_dir), "--datasets", "heart", "--ks", "3"),
+        *("--folds", "3", "--repeats", "1", "--output", str(output)),
+    )
+    text = output.read_text()
+    assert "`fit(alpha, n_init=3, random_state=repeat)` without and with" in text
+    row = next(line for line in text.splitlines() if line.startswith("| heart | 3 |"))
+    folds, better, *figures = (float(cell) for cell in row.split("|")[3:-1])
+    assert folds == 3 and 0 <= better <= 3
+    assert all(50 < share < 100 for share in figures[:2])
+    assert all(-5 < loglik < 0 for loglik in figures[2:])
+
+
 def test_polyhedral_quick_with_reseat_says_so(tmp_path):
     pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
     _run(
