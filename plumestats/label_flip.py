@@ -231,8 +231,9 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             Only EM.
         maxiter, tol, mstep, init, n_init, random_state, alpha, em_tol, reseat
             As for :meth:`PolyhedralMixtureLogit.fit`. Each of the ``n_init``
-            PLUME runs (and each of PLUME's re-seating moves) starts one
-            label-flip run, and the best label-flip
+            PLUME runs (and each of PLUME's re-seating moves; with
+            ``start_params`` there are none) starts one label-flip run, and the
+            best label-flip
             log-likelihood is kept (``mle_retvals["restarts_llf"]`` has them
             all); ``maxiter`` applies to each run of either. The L2 penalty
             ``alpha`` is on the hyperplanes' standardised slopes, not on the

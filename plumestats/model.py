@@ -546,9 +546,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             maximum that restarts rarely leave: two faces on one side of the
             polyhedron while the outside points beyond another side are missed.
             Each move costs one EM run; ``mle_retvals["reseat_llf"]`` has
-            their final values. ``reseat=k`` is a good value
-            (``benchmarks/restart_strategies.py``). Needs ``method="em"`` and
-            the design in memory (no ``chunksize``, no Dask input).
+            their final values. Use it (``reseat=k``) when the classes really
+            are a polyhedron with several faces: there it recovers a missed
+            face (``benchmarks/restart_strategies.py``). On other data the
+            higher maximum can predict held-out data worse
+            (``benchmarks/reseat_heldout.py``), hence the default 0. Needs
+            ``method="em"`` and the design in memory (no ``chunksize``, no
+            Dask input).
         random_state : int, numpy Generator or None
             Seed for the starts. ``None`` uses a fixed seed, so fits are
             reproducible by default.
