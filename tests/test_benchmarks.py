@@ -483,6 +483,31 @@ def test_version_space_draws_are_uniform_on_the_sphere():
     assert stats.kstest((angle - 0.3) / 0.8, "uniform").pvalue > 1e-3
 
 
+def test_version_space_draws_match_rejection_sampling_in_four_dimensions():
+    version_space = _benchmark_module("version_space")
+    rng = np.random.default_rng(3)
+    # ten constraints around e1 in R^4: about 5% of the sphere, so uniform
+    # points on the sphere kept when they satisfy all of them are an
+    # independent reference (the chart's density and the rounding both matter)
+    tilt = rng.standard_normal((10, 4))
+    tilt[:, 0] = 0
+    signed = 0.6 * np.eye(4)[0] + tilt / np.linalg.norm(tilt, axis=1, keepdims=True)
+    sphere = rng.standard_normal((400000, 4))
+    sphere /= np.linalg.norm(sphere, axis=1, keepdims=True)
+    reference = sphere[np.all(sphere @ signed.T >= 0, axis=1)]
+    draws = version_space.sample_version_space(signed, 5000, rng=rng)
+    # hit-and-run draws are correlated: allow for a third of them being free
+    standard_error = reference.std(axis=0) / np.sqrt(5000 / 3)
+    assert np.all(
+        np.abs(draws.mean(axis=0) - reference.mean(axis=0)) < 4 * standard_error
+    )
+    probes = rng.standard_normal((5, 4))
+    shares = (draws @ probes.T >= 0).mean(axis=0)
+    np.testing.assert_allclose(
+        shares, (reference @ probes.T >= 0).mean(axis=0), atol=0.03
+    )
+
+
 def test_version_space_of_a_thin_cone_keeps_every_point_on_its_side():
     version_space = _benchmark_module("version_space")
     rng = np.random.default_rng(1)
@@ -494,6 +519,9 @@ def test_version_space_of_a_thin_cone_keeps_every_point_on_its_side():
     draws = version_space.sample_version_space(signed, 500, rng=rng)
     assert np.all(signed @ draws.T >= -1e-9)
     assert np.all(draws @ truth / np.linalg.norm(truth) > 0.95)
+    # one point leaves a whole hemisphere, which no chart around its centre holds
+    with pytest.raises(ValueError, match="reaches the edge of its chart"):
+        version_space.sample_version_space(np.eye(3)[:1], 5, rng=rng)
     with pytest.raises(ValueError, match="version space is empty"):
         version_space.sample_version_space(np.vstack([signed, -signed[:1]]), 5, rng=rng)
 
