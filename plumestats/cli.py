@@ -113,6 +113,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="number of EM starts, the best kept (default 1)",
     )
     fit.add_argument(
+        "--reseat",
+        type=int,
+        default=0,
+        metavar="N",
+        help="re-seating moves after the starts, each kept only if it raises the "
+        "likelihood; for classes that are a polyhedron with several faces "
+        "(default 0)",
+    )
+    fit.add_argument(
         "--random-state", type=int, metavar="SEED", help="seed of the starts"
     )
     variant = fit.add_mutually_exclusive_group()
@@ -274,6 +283,7 @@ def _fit(args: argparse.Namespace) -> None:
                 n_init=args.n_init,
                 random_state=args.random_state,
                 alpha=args.alpha,
+                reseat=args.reseat,
             )
         except (ValueError, TypeError, KeyError) as exc:
             outcome = args.formula.split("~")[0].strip()

@@ -88,10 +88,11 @@ def test_json_has_the_estimates(saved_fit, in_process):
 def test_fit_options_reach_the_model(pima, pima_csv):
     options = ["--k", "3", "--gamma", "2", "--alpha", "0.01", "--inside", "0"]
     options += ["--mstep", "bfgs", "--n-init", "2", "--random-state", "5", "--json"]
+    options += ["--reseat", "3"]
     done = run("fit", pima_csv, "diabetes ~ glucose + bmi", *options)
     assert done.returncode == 0, done.stderr
     expected = plume("diabetes ~ glucose + bmi", pima, k=3, gamma=2.0, inside=0).fit(
-        mstep="bfgs", n_init=2, random_state=5, alpha=0.01
+        mstep="bfgs", n_init=2, random_state=5, alpha=0.01, reseat=3
     )
     payload = json.loads(done.stdout)
     assert payload["k"] == 3 and payload["gamma"] == 2.0
@@ -268,7 +269,16 @@ def test_version_and_help(capsys):
         main(["fit", "--help"])
     assert info.value.code == 0
     text = capsys.readouterr().out
-    for option in ("--k", "--gamma", "--alpha", "--inside", "--mstep", "--n-init"):
+    options = (
+        "--k",
+        "--gamma",
+        "--alpha",
+        "--inside",
+        "--mstep",
+        "--n-init",
+        "--reseat",
+    )
+    for option in options:
         assert option in text
     assert "examples:" in text and "plumestats predict" in text
 

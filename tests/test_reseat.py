@@ -16,6 +16,7 @@ from plumestats import (
     LabelFlipPolyhedralLogit,
     PolyhedralMixtureLogit,
 )
+from plumestats.api import plume, select_k
 from plumestats.datasets import simulate_polyhedron
 from plumestats.sklearn import PolyhedralClassifier
 
@@ -181,3 +182,26 @@ def test_reseat_bad_options(options, message):
     y, exog, _ = _polytope(300, 2, 2, 0)
     with pytest.raises(ValueError, match=message):
         PolyhedralMixtureLogit(y, exog, k=2).fit(**options)
+
+
+def test_select_k_passes_reseat_to_every_fit():
+    data, _ = simulate_polyhedron(600, k=3, noise=0.05, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sel = select_k(
+            "y ~ x1 + x2",
+            data,
+            ks=(1, 3),
+            gammas=(1.0,),
+            reseat=3,
+            cv=3,
+            criterion="cv",
+        )
+    assert sel.chosen == (3, 1.0)
+    assert sel.best.mle_settings["reseat"] == 3
+    # a move never lowers a fit's objective, so the chosen fit's llf is at
+    # least that of the same fit without moves (alpha = 0: objective = llf)
+    plain = plume("y ~ x1 + x2", data, k=3).fit()
+    assert sel.best.llf >= plain.llf - 1e-8
+    with pytest.raises(ValueError, match="reseat must be an integer >= 0"):
+        select_k("y ~ x1 + x2", data, ks=(1, 2), reseat=-1)
