@@ -543,8 +543,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             inside class against the outside points the fit calls inside, and
             reruns EM from there; it is kept only if it raises the objective,
             and the moves stop at the first that does not. This leaves a local
-            maximum that restarts rarely leave: two faces on one side of the
-            polyhedron while the outside points beyond another side are missed.
+            maximum that restarts rarely leave: an idle face (owning none of
+            the outside class, or sharing a side with another face) while the
+            outside points beyond another side are missed.
             Each move costs one EM run; ``mle_retvals["reseat_llf"]`` has
             their final values. Use it (``reseat=k``) when the classes really
             are a polyhedron with several faces: there it recovers a missed
