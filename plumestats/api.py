@@ -10,8 +10,10 @@ from .model import PolyhedralMixtureLogit
 from .plotting import plot_convergence, plot_polyhedron, plot_select_k
 from .results import PolyhedralMixtureLogitResults
 from .selection import compare_lr_test, select_k
+from .sm_exceptions import FlipRateBoundaryWarning
 
 __all__ = [
+    "FlipRateBoundaryWarning",
     "HardPolyhedralLogit",
     "HoldoutBound",
     "LabelFlipPolyhedralLogit",

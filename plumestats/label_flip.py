@@ -44,6 +44,7 @@ from ._likelihood import Terms, compute_terms, linear_scores
 from ._validation import check_choice, check_positive_float
 from .model import PolyhedralMixtureLogit, check_fit_options
 from .results import PolyhedralMixtureLogitResults, PolyhedralMixtureLogitResultsWrapper
+from .sm_exceptions import FlipRateBoundaryWarning
 
 __all__ = [
     "LabelFlipPolyhedralLogit",
@@ -372,7 +373,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
                 "The estimated flip rate is at its boundary, 0 (held at "
                 f"{BOUNDARY_LAM / 2:g}): the labels show no random flips, and the "
                 "fit is PolyhedralMixtureLogit's. flip_logit has no standard error.",
-                ConvergenceWarning,
+                FlipRateBoundaryWarning,
                 stacklevel=3,
             )
         if trace.diverged:

@@ -27,6 +27,7 @@ from ._validation import check_choice, check_int, check_positive_float
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
+from .sm_exceptions import FlipRateBoundaryWarning
 
 __all__ = [
     "SELECT_K_COLUMNS",
@@ -329,10 +330,8 @@ def _model_class(gamma: float, label_flips: bool = False):
 def _flip_rate_at_zero(caught, results) -> bool:
     """Whether ``caught`` is the flip model's note that its rate sits at the
     boundary 0: PLUME's fit, a regular outcome (the fit reports converged)."""
-    return (
-        bool(results.mle_retvals.get("boundary", False))
-        and issubclass(caught.category, ConvergenceWarning)
-        and "flip rate is at its boundary" in str(caught.message)
+    return bool(results.mle_retvals.get("boundary", False)) and issubclass(
+        caught.category, FlipRateBoundaryWarning
     )
 
 

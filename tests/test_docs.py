@@ -50,7 +50,11 @@ def _text(path: Path) -> str:
 
 
 def _public_members(cls) -> list[str]:
-    return [name for name in dir(cls) if not name.startswith("_")]
+    # a warning's args, add_note and with_traceback are Python's, not ours
+    builtin = set(dir(BaseException)) if issubclass(cls, BaseException) else set()
+    return [
+        name for name in dir(cls) if not name.startswith("_") and name not in builtin
+    ]
 
 
 def test_every_public_name_has_an_api_page(html):
