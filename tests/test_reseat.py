@@ -9,6 +9,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from plumestats import (
@@ -16,7 +18,7 @@ from plumestats import (
     LabelFlipPolyhedralLogit,
     PolyhedralMixtureLogit,
 )
-from plumestats.api import plume, select_k
+from plumestats.api import plume, select_k, spla1
 from plumestats.datasets import simulate_polyhedron
 from plumestats.sklearn import PolyhedralClassifier
 
@@ -205,3 +207,29 @@ def test_select_k_passes_reseat_to_every_fit():
     assert sel.best.llf >= plain.llf - 1e-8
     with pytest.raises(ValueError, match="reseat must be an integer >= 0"):
         select_k("y ~ x1 + x2", data, ks=(1, 2), reseat=-1)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    k=st.integers(2, 5),
+    gamma=st.sampled_from([0.5, 2.0, 10.0, np.inf]),
+    noise=st.sampled_from([0.0, 0.1]),
+)
+def test_reseat_never_ends_below_the_fit_without_it(seed, k, gamma, noise):
+    data, _ = simulate_polyhedron(300, d=2, k=3, noise=noise, random_state=seed)
+    make = spla1 if gamma == np.inf else plume
+    kwargs = {} if gamma == np.inf else {"gamma": gamma}
+    model = make("y ~ x1 + x2", data, k=k, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # small separable samples may warn
+        plain = model.fit(alpha=1e-3, random_state=seed)
+        moved = model.fit(alpha=1e-3, random_state=seed, reseat=k)
+        # one iteration from the estimates: its start is their objective
+        again = model.fit(alpha=1e-3, start_params=np.asarray(moved.params), maxiter=1)
+    before = plain.mle_retvals["restarts_llf"].max()
+    after = max(before, moved.mle_retvals["reseat_llf"].max(initial=-np.inf))
+    assert after >= before
+    assert moved.mle_retvals["reseat_llf"].size <= k
+    # the estimates are the best run's
+    assert again.mle_retvals["llf_history"][0] == pytest.approx(after, rel=1e-8)
