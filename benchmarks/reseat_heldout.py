@@ -20,7 +20,7 @@ How
     the log-likelihood.
 
 Usage
-    python benchmarks/reseat_heldout.py               # about 3 minutes
+    python benchmarks/reseat_heldout.py               # about a minute
     python benchmarks/reseat_heldout.py --quick       # seconds, no file
 
 Prints a Markdown table and writes it to ``--output`` (default

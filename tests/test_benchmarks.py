@@ -394,6 +394,7 @@ def test_label_noise_quick():
 
 
 def test_reseat_heldout_small_run(data_dir, tmp_path):
+    pytest.importorskip("sklearn", reason="the benchmarks need [bench]")
     output = tmp_path / "reseat.md"
     _run(
         "reseat_heldout.py",
