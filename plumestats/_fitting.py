@@ -21,7 +21,7 @@ from ._blocks import (
 from ._em import PERFECT_LOGPROB, Problem, run_em, separating
 from ._reseat import reseat_faces
 from ._scaling import DesignScaling
-from ._start import _START_MAX_ROWS, make_start, start_methods
+from ._start import _START_MAX_ROWS, make_start, sample_rows, start_methods
 
 __all__ = ["best_run", "em_runs", "fit_direct"]
 
@@ -175,10 +175,10 @@ def em_runs(
     ended, so a long multi-start fit shows its progress.
     """
     problem, scaling = build_problem(model, alpha, chunksize)
+    rng = as_rng(random_state)
     if start_params is not None:
         starts = [_user_start(model, scaling, start_params)]
     else:
-        rng = as_rng(random_state)
         starts = []
         for method in start_methods(init, n_init):
             exog, y_pm = start_sample(problem, method, rng)
@@ -198,8 +198,10 @@ def em_runs(
     reseats = []
     if reseat and model.k > 1:
         best = max(traces, key=lambda trace: trace.objective)
+        # the moves read the rows the starts would (in memory or by blocks alike)
+        sample = sample_rows(*start_sample(problem, "kmeans", rng), rng)
         reseats = reseat_faces(
-            problem, best, options, mstep, scaling.intercept_index, reseat
+            problem, sample, best, options, mstep, scaling.intercept_index, reseat
         )
         if disp:
             for number, trace in enumerate(reseats, 1):

@@ -8,7 +8,11 @@ the least of the outside class (``sum_n g_nk`` over the outside points),
 fits a new face to the inside class against the outside points the fit calls
 inside, runs EM from there, and keeps the result only if it raises the
 objective; it repeats from the better fit until a move fails, there is nothing
-left to re-seat, or ``max_moves`` moves were made.
+left to re-seat, or ``max_moves`` moves were made. Which face is idle and
+which points are missed is read on a sample of at most 5000 rows, the rows the
+start values are computed from, so that a fit by row blocks (or on Dask) makes
+the same moves as one in memory, at a cost that does not grow with N; each
+move's EM run uses every row.
 
 The move is split-and-merge EM's idea (Ueda et al., 2000, *Neural Computation*
 12, 2109-2128) in the form a polyhedron suggests: the face to merge away is the
@@ -30,7 +34,8 @@ _LOG_HALF = np.log(0.5)
 
 
 def reseat_faces(
-    problem: Problem,
+    problem,
+    sample: tuple,
     best: EMTrace,
     options: EMOptions,
     mstep: str,
@@ -39,14 +44,19 @@ def reseat_faces(
 ) -> list[EMTrace]:
     """The EM runs of up to ``max_moves`` re-seating moves from ``best``.
 
-    Returns every run made (accepted or not), in order; the caller keeps the
-    best objective among them and ``best``.
+    ``problem`` is the fit's (in memory or by blocks); ``sample`` the
+    standardised rows ``(exog, y_pm)`` the moves are read on. Returns every
+    run made (accepted or not), in order; the caller keeps the best objective
+    among them and ``best``.
     """
+    on_sample = Problem(
+        sample[0], sample[1], k=problem.k, gamma=problem.gamma, hard=problem.hard
+    )
     runs: list[EMTrace] = []
     current = best
-    p = problem.exog.shape[1]
+    p = on_sample.exog.shape[1]
     for _ in range(max_moves):
-        start = _reseated_start(problem, current.params, intercept_index, p)
+        start = _reseated_start(on_sample, current.params, intercept_index, p)
         if start is None:
             break
         trace = run_em(problem, start, options, mstep)
@@ -66,9 +76,7 @@ def _reseated_start(
     problem: Problem, params: np.ndarray, intercept_index: int | None, p: int
 ) -> np.ndarray | None:
     """``params`` with its idlest face replaced by a fit to the missed outside
-    points, or None when the fit misses none."""
-    # observation weights are for start values only; a model's fit has none
-    assert problem.weights is None
+    points of ``problem`` (the sample), or None when the fit misses none."""
     terms = problem.terms(params)
     outside = problem.y_pm < 0
     missed = outside & (terms.loglikeobs < _LOG_HALF)

@@ -30,7 +30,7 @@ from scipy.cluster.vq import kmeans2
 from ._design import DesignMatrix, as_design
 from ._em import EMOptions, Problem, run_em
 
-__all__ = ["INIT_METHODS", "make_start", "start_methods"]
+__all__ = ["INIT_METHODS", "make_start", "sample_rows", "start_methods"]
 
 INIT_METHODS = ("kmeans", "directions", "logit", "random", "mixed")
 MIXED_CYCLE = ("kmeans", "directions", "logit")
@@ -80,11 +80,7 @@ def make_start(
     p = exog.shape[1]
     if method == "random":
         return rng.standard_normal(k * p)
-    if exog.shape[0] > _START_MAX_ROWS:
-        rows = np.sort(rng.choice(exog.shape[0], _START_MAX_ROWS, replace=False))
-        values = exog.values if isinstance(exog, DesignMatrix) else exog
-        exog, y_pm = values[rows], y_pm[rows]
-    exog = as_design(exog)
+    exog, y_pm = sample_rows(exog, y_pm, rng)
     if method in ("kmeans", "directions") and k > 1:
         start = _kmeans_start(
             exog, y_pm, k, intercept_index, rng, by_direction=method == "directions"
@@ -96,6 +92,16 @@ def make_start(
         return base
     noise = _PERTURBATION * rng.standard_normal((k, p))
     return (base[None, :] + noise).ravel()
+
+
+def sample_rows(exog, y_pm: np.ndarray, rng: np.random.Generator):
+    """At most :data:`_START_MAX_ROWS` random rows of a design, in their order
+    (all rows of a smaller one), as a :class:`DesignMatrix`."""
+    if exog.shape[0] > _START_MAX_ROWS:
+        rows = np.sort(rng.choice(exog.shape[0], _START_MAX_ROWS, replace=False))
+        values = exog.values if isinstance(exog, DesignMatrix) else exog
+        exog, y_pm = values[rows], y_pm[rows]
+    return as_design(exog), y_pm
 
 
 def _kmeans_start(exog, y_pm, k, intercept_index, rng, by_direction=False):

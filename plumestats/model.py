@@ -552,8 +552,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             face (``benchmarks/restart_strategies.py``). On other data the
             higher maximum can predict held-out data worse
             (``benchmarks/reseat_heldout.py``), hence the default 0. Needs
-            ``method="em"`` and the design in memory (no ``chunksize``, no
-            Dask input).
+            ``method="em"``. Which face is idle and which points are missed is
+            read on the (at most 5000) rows the starts use, so fits by row
+            blocks and on Dask make the same moves.
         random_state : int, numpy Generator or None
             Seed for the starts. ``None`` uses a fixed seed, so fits are
             reproducible by default.
@@ -617,13 +618,6 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             reseat=reseat,
         )
         chunksize = self._check_chunksize(chunksize, method, cov_type)
-        if reseat and (chunksize is not None or self._row_source is not None):
-            raise ValueError(
-                "reseat needs the design in memory (it refits a face to the "
-                "outside points the fit misses); it is not available for fits by "
-                "row blocks (chunksize, Dask input): leave reseat=0 there, or "
-                "add restarts (n_init)"
-            )
         if method == "em":
             if kwargs:
                 raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
