@@ -122,6 +122,7 @@ def _run_example(name: str, argv: list[str]) -> None:
 
 _run_example("quickstart", [])
 _run_example("label_flips", [])
+_run_example("many_faces", [])
 _run_example("real_data", ["--figure", str(GENERATED / "real_data.png")])
 # interpretation.md shows the figures this example saves to its default folder
 # (examples/output/, not in git), so a fresh clone must make them first.

@@ -39,6 +39,12 @@ EXPECTED_OUTPUT = {
     "real_data.py": ["LR = ", "hyperplane h2", "Predictions for three profiles"],
     "table1.py": ["| heart | plume-newton |", "| heart | logit |"],
     "label_flips.py": ["label flips", "flip rate: 0.104", "LR test of no flips"],
+    "many_faces.py": [
+        "idle: ['h3'] owns no point of the outside class",
+        "  restarts      -0.06937",
+        "  move 1        -0.05658",
+        "  with reseat   [0.99",  # every true face matched
+    ],
 }
 EXPECTED_FILES = {
     "real_data.py": ["fig.png"],
