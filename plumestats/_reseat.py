@@ -54,9 +54,8 @@ def reseat_faces(
     )
     runs: list[EMTrace] = []
     current = best
-    p = on_sample.exog.shape[1]
     for _ in range(max_moves):
-        start = _reseated_start(on_sample, current.params, intercept_index, p)
+        start = _reseated_start(on_sample, current.params, intercept_index)
         if start is None:
             break
         trace = run_em(problem, start, options, mstep)
@@ -73,7 +72,7 @@ def _gain_floor(value: float) -> float:
 
 
 def _reseated_start(
-    problem: Problem, params: np.ndarray, intercept_index: int | None, p: int
+    problem: Problem, params: np.ndarray, intercept_index: int | None
 ) -> np.ndarray | None:
     """``params`` with its idlest face replaced by a fit to the missed outside
     points of ``problem`` (the sample), or None when the fit misses none."""
@@ -89,6 +88,6 @@ def _reseated_start(
     # the other outside points are already outside some face
     weights = np.where(outside & ~missed, 0.0, 1.0)
     face = fit_logistic(problem.exog, problem.y_pm, intercept_index, weights=weights)
-    start = np.array(params, dtype=float, copy=True)
-    start[idle * p : (idle + 1) * p] = face
-    return start
+    start = np.array(params, dtype=float, copy=True).reshape(problem.k, -1)
+    start[idle] = face
+    return start.ravel()
