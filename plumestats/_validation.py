@@ -43,6 +43,30 @@ def check_positive_float(value, name: str, allow_zero: bool = False) -> float:
     return value
 
 
+# Beyond this the soft gate equals the hard one to within rounding at any
+# sensible scale of the scores, while its curvature (gamma**2) swamps the
+# experts' in the Newton steps: EM stalls at its start (seen from gamma = 1e8)
+# and gamma**2 overflows from about 1e154.
+MAX_GAMMA = 1e6
+
+
+def check_gamma(value, name: str = "gamma") -> float:
+    """A gate sharpness: finite, ``> 0`` and at most :data:`MAX_GAMMA`."""
+    if isinstance(value, numbers.Real) and value == np.inf:
+        raise ValueError(
+            f"{name}=inf is the hard-gating model: use HardPolyhedralLogit "
+            "(ps.spla1) for it, or a finite gamma here"
+        )
+    value = check_positive_float(value, name)
+    if value > MAX_GAMMA:
+        raise ValueError(
+            f"{name} must be at most {MAX_GAMMA:.0e}, got {value:g}: beyond that the "
+            "gate is already hard to within rounding and the fit loses precision; "
+            "for the hard-gating limit use HardPolyhedralLogit (ps.spla1, gamma = inf)"
+        )
+    return value
+
+
 def check_choice(value, name: str, allowed: Iterable[str]) -> str:
     """One of a fixed set of strings."""
     allowed = tuple(allowed)

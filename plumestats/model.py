@@ -23,6 +23,7 @@ from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
     check_design,
+    check_gamma,
     check_int,
     check_positive_float,
     encode_outcome,
@@ -193,7 +194,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         **kwargs,
     ):
         k = check_int(k, "k")
-        gamma = check_positive_float(gamma, "gamma")
+        gamma = check_gamma(gamma)
         check_choice(missing, "missing", ("none", "drop", "raise"))
         if exog is None:
             raise ValueError("exog is required; pass a design with a constant column")

@@ -23,7 +23,7 @@ from ._cv import stratified_folds
 from ._fitting import as_rng
 from ._prediction import outcome_log_probability
 from ._progress import Progress
-from ._validation import check_choice, check_int, check_positive_float
+from ._validation import check_choice, check_gamma, check_int, check_positive_float
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
@@ -314,7 +314,7 @@ def _candidates(ks, gammas) -> list[tuple[int, float]]:
         raise ValueError("gammas is empty; pass at least one gate sharpness")
     for gamma in gammas:
         if gamma != np.inf:
-            check_positive_float(gamma, "every gamma in gammas")
+            check_gamma(gamma, "every gamma in gammas")
     gammas = sorted(set(gammas))
     out = [(1, 1.0)] if 1 in ks else []
     out += [(k, g) for k in sorted(set(ks)) if k > 1 for g in gammas]

@@ -354,12 +354,34 @@ def test_bad_k_names_the_argument(k):
 
 @pytest.mark.parametrize(
     "gamma",
-    [0, -1.0, np.nan, np.inf, -np.inf, "1", None, np.array([1.0, 2.0])],
+    [0, -1.0, np.nan, -np.inf, "1", None, np.array([1.0, 2.0])],
     ids=lambda v: repr(v),
 )
 def test_bad_gamma_names_the_argument(gamma):
     with pytest.raises(ValueError, match=r"gamma must be a finite number > 0"):
         ps.plume(FORMULA, simulated(), k=2, gamma=gamma)
+
+
+def test_infinite_gamma_points_to_the_hard_model():
+    with pytest.raises(ValueError, match=r"gamma=inf is the hard-gating model.*spla1"):
+        ps.plume(FORMULA, simulated(), k=2, gamma=np.inf)
+
+
+@pytest.mark.parametrize("gamma", [1e7, 1e8, 1e300], ids=lambda v: repr(v))
+def test_huge_gamma_is_refused_before_it_stalls_or_overflows(gamma):
+    # from 1e8 EM stalled at its start, from about 1e154 gamma**2 overflowed
+    with pytest.raises(ValueError, match=r"gamma must be at most 1e\+06.*spla1"):
+        ps.plume(FORMULA, simulated(), k=2, gamma=gamma)
+    with pytest.raises(ValueError, match=r"every gamma in gammas must be at most"):
+        ps.select_k(FORMULA, simulated(), ks=(2,), gammas=(1.0, gamma))
+
+
+def test_largest_gamma_fits_as_the_hard_model():
+    data = simulated()
+    soft = ps.plume(FORMULA, data, k=2, gamma=1e6).fit()
+    hard = ps.spla1(FORMULA, data, k=2).fit()
+    assert soft.converged
+    assert soft.llf == pytest.approx(hard.llf, rel=1e-6)
 
 
 def test_numpy_scalars_are_accepted_for_k_and_gamma():
