@@ -18,6 +18,7 @@ from ._blocks import (
     in_memory_moments,
     scaling_from_moments,
 )
+from ._diagnostics import DECREMENT_LIMIT
 from ._em import PERFECT_LOGPROB, Problem, run_em, separating
 from ._reseat import reseat_faces
 from ._scaling import DesignScaling
@@ -245,39 +246,67 @@ def fit_direct(
         start_params = scaling.to_user(internal.reshape(model.k, -1)).ravel()
     else:
         _user_start(model, scaling, start_params)  # validates the shape
-    start_llf = model.loglike(np.asarray(start_params, dtype=float))
+    start_params = np.asarray(start_params, dtype=float)
+    start_llf = model.loglike(start_params)
+    iterates = [start_params]
+
+    def record(params):
+        iterates.append(np.array(params, dtype=float))
+        if callback is not None:
+            callback(params)
+
     arguments = {
-        "start_params": np.asarray(start_params, dtype=float),
+        "start_params": start_params,
         "method": method,
         "maxiter": maxiter,
         "disp": disp,
-        "callback": callback,
+        "callback": record,
         # the covariance is computed by the results, where it is best conditioned
         "skip_hessian": True,
         **optimizer_kwargs,
     }
+    singular = ""
     try:
-        mlefit = LikelihoodModel.fit(model, full_output=True, **arguments)
+        with warnings.catch_warnings():
+            # the results warn with what plumestats' checks add (separation, a
+            # saddle, the reason); statsmodels' own notice would be a second one
+            warnings.filterwarnings(
+                "ignore", "Maximum Likelihood optimization", ConvergenceWarning
+            )
+            mlefit = LikelihoodModel.fit(model, full_output=True, **arguments)
         optimizer_retvals = dict(mlefit.mle_retvals)
+        params = np.asarray(mlefit.params, dtype=float)
     except np.linalg.LinAlgError:
-        # statsmodels' Newton inverts the final Hessian itself whatever
-        # skip_hessian says; when it is exactly singular, refit without output
-        mlefit = LikelihoodModel.fit(model, full_output=False, **arguments)
-        optimizer_retvals = {"converged": False}
-    params = np.asarray(mlefit.params, dtype=float)
+        # statsmodels' plain Newton solves with the Hessian at every step (and
+        # inverts the last one whatever skip_hessian says): undamped steps from
+        # a poor start can run off to where it is exactly singular
+        optimizer_retvals = {"converged": False, "iterations": len(iterates) - 1}
+        finite = [p for p in iterates if np.all(np.isfinite(p))]
+        params = max(finite, key=model.loglike)
+        singular = (
+            " (it met an exactly singular Hessian: its undamped Newton steps ran off)"
+        )
     final_llf = model.loglike(params)
     internal = scaling.to_internal(params.reshape(model.k, -1)).ravel()
     converged = bool(optimizer_retvals.get("converged", False))
+    terms = problem.terms(internal)
     # statsmodels' optimisers stop on a small gradient, which a separated fit has
-    separated = converged and separating(problem, internal, problem.terms(internal))
-    converged = converged and not separated
+    separated = converged and separating(problem, internal, terms)
+    # ... and so has a saddle (from identical experts, say), and their tolerances
+    # can stop them short of the maximum: the diagnostics' tests, asked here (the
+    # hard model's maximum may sit on a kink, where neither test applies)
+    settled = separated or not converged or problem.hard
+    short = "" if settled else _not_a_maximum(problem, internal, terms)
+    converged = converged and not separated and not short
     retvals = {
         **optimizer_retvals,
         "converged": converged,
         "iterations": int(optimizer_retvals.get("iterations", 0) or 0),
         "message": f"statsmodels '{method}' optimiser "
         + ("converged" if converged else "did not converge")
-        + (" (separation: the maximum is at infinity)" if separated else ""),
+        + (" (separation: the maximum is at infinity)" if separated else "")
+        + short
+        + singular,
         "llf_history": np.array([start_llf, final_llf]),
         "steps": [],
         "n_em_steps": 0,
@@ -288,7 +317,42 @@ def fit_direct(
         "restarts_llf": np.array([final_llf]),
         "restarts_converged": np.array([converged]),
     }
+    if short or singular:
+        # not a matter of more iterations: the default advice would mislead
+        retvals["remedy"] = (
+            "Use method='em' (the default): it damps its Newton steps, escapes "
+            "saddles and stops only at a maximum."
+        )
     return problem, scaling, internal, retvals
+
+
+def _not_a_maximum(problem: Problem, params: np.ndarray, terms) -> str:
+    """Why a point where a statsmodels optimiser stopped is no maximum of L, or
+    ``""`` when it is one (or a flat ridge, which the results report).
+
+    In the engine's standardised coordinates: a negative eigenvalue of ``-H``
+    beyond rounding is a saddle; with ``-H`` positive definite, a Newton
+    decrement ``g' (-H)^{-1} g`` above the diagnostics' limit means L still
+    rises by about half of it.
+    """
+    neg_hess = problem.neg_hessian(terms)
+    eigenvalues = np.linalg.eigvalsh(0.5 * (neg_hess + neg_hess.T))
+    scale = max(float(np.max(np.abs(eigenvalues))), np.finfo(float).tiny)
+    if eigenvalues[0] < -1e-8 * scale:
+        return (
+            " (at a saddle point, not a maximum: L still rises along a direction of "
+            "negative curvature, e.g. from identical experts)"
+        )
+    if eigenvalues[0] <= 1e-12 * scale:
+        return ""
+    grad = problem.gradient(params, terms)
+    decrement = float(grad @ np.linalg.solve(neg_hess, grad))
+    if decrement > DECREMENT_LIMIT:
+        return (
+            f" (stopped short of the maximum: a Newton step would still raise L by "
+            f"about {decrement / 2:.3g})"
+        )
+    return ""
 
 
 def canonical_order(problem: Problem, internal: np.ndarray) -> np.ndarray:
@@ -323,16 +387,20 @@ def warn_if_unsettled(
             "the parameters are not identified and their standard errors mean "
             "nothing. Use an L2 penalty, e.g. fit(alpha=1e-3), or a smaller k.",
             PerfectSeparationWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
     elif not retvals["converged"]:
         warnings.warn(
             f"The fit did not converge: {retvals['message']} after "
             f"{retvals['iterations']} iterations (largest |score| "
-            f"{retvals['max_abs_score']:.3g}). Increase maxiter, or add a small L2 "
-            "penalty (alpha) if the weights keep growing.",
+            f"{retvals['max_abs_score']:.3g}). "
+            + retvals.get(
+                "remedy",
+                "Increase maxiter, or add a small L2 penalty (alpha) if the "
+                "weights keep growing.",
+            ),
             ConvergenceWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
     return separated
 

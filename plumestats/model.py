@@ -514,6 +514,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             ``"em"`` (default) runs the EM engine. The others run statsmodels' own
             optimiser of that name directly on the observed log-likelihood, with
             the analytic score and Hessian, from the ``init`` start (no penalty).
+            Their stop is checked: at a saddle, short of the maximum, or after
+            statsmodels' undamped ``"newton"`` met a singular Hessian, the fit
+            is not converged and a ``ConvergenceWarning`` says why.
         maxiter : int, default 500
             Maximum number of iterations (EM and Newton steps together).
         tol : float, default 1e-8
@@ -747,7 +750,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         neg_hess_internal = problem.neg_hessian(terms)
         grad_internal = problem.gradient(internal, terms)
         params = scaling.to_user(internal.reshape(self.k, -1)).ravel()
-        if disp:
+        # statsmodels' optimisers print their own report; add one only where
+        # plumestats' checks overturn it (a saddle, a stop short of the maximum)
+        direct = settings["method"] != "em"
+        if disp and not (direct and retvals["converged"]):
             status = (
                 "Optimization terminated successfully."
                 if retvals["converged"]
@@ -755,11 +761,15 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             )
             llf = self.loglike(params) if data_sums is None else data_sums.llf
             value = -llf / self.nobs
+            detail = (
+                retvals["message"]
+                if direct
+                else f"{retvals['n_em_steps']} EM, {retvals['n_newton_steps']} Newton"
+            )
             print(
                 f"{status}\n"
                 f"         Current function value: {value:.6f}\n"
-                f"         Iterations: {retvals['iterations']} "
-                f"({retvals['n_em_steps']} EM, {retvals['n_newton_steps']} Newton)"
+                f"         Iterations: {retvals['iterations']} ({detail})"
             )
         return make_results(
             PolyhedralMixtureLogitResults,

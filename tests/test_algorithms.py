@@ -321,3 +321,73 @@ def test_direct_methods_refuse_a_penalty(simulated):
     data, _, formula = simulated
     with pytest.raises(ValueError, match="alpha > 0 needs method='em'"):
         ps.plume(formula, data, k=2).fit(method="bfgs", alpha=0.1)
+
+
+@pytest.mark.parametrize("method", ["newton", "bfgs", "lbfgs", "ncg"])
+def test_statsmodels_optimiser_at_a_saddle_is_not_converged(method):
+    # From zeros both experts stay identical: the gradient vanishes at the K = 1
+    # logit fit, a saddle of the K = 2 likelihood (EM escapes it). Before, this
+    # was reported as converged, with only a note on the standard errors.
+    data, _ = ps.simulate_polyhedron(400, d=3, k=2, noise=0.05, random_state=0)
+    model = ps.plume("y ~ x1 + x2 + x3", data, k=2)
+    with warnings.catch_warnings():
+        # the information at a saddle is not positive definite: NaN errors, noted
+        warnings.simplefilter("ignore", HessianInversionWarning)
+        with pytest.warns(ConvergenceWarning, match="saddle point.*Use method='em'"):
+            res = model.fit(method=method, start_params=np.zeros(8))
+    assert not res.converged
+    logit = sm.Logit(model.endog, model.exog).fit(disp=0)
+    assert res.llf == pytest.approx(logit.llf, rel=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        assert model.fit(start_params=np.zeros(8)).llf > logit.llf + 50
+
+
+def test_statsmodels_optimiser_stopped_short_is_not_converged():
+    # L-BFGS's default tolerances stop it 3.3 log-likelihood units below the
+    # maximum of this badly scaled design (ages and their squares)
+    data = sm.datasets.fair.load_pandas().data.assign(
+        aff=lambda d: (d.affairs > 0).astype(int)
+    )
+    formula = "aff ~ rate_marriage + age + yrs_married + C(religious) + I(age**2)"
+    model = ps.plume(formula, data, k=1)
+    newton = model.fit(method="newton")
+    assert newton.converged
+    lbfgs_options = {"pgtol": 1e-3}
+    with pytest.warns(ConvergenceWarning, match=r"stopped short of the maximum"):
+        res = model.fit(method="lbfgs", **lbfgs_options)
+    assert not res.converged
+    assert res.llf < newton.llf - 1e-2
+
+
+def test_plain_newton_meeting_a_singular_hessian_reports_instead_of_raising():
+    # statsmodels' undamped Newton runs off from the k-means start here until its
+    # Hessian is exactly singular; it used to end in numpy's LinAlgError
+    data, _ = ps.simulate_polyhedron(3000, d=2, k=3, noise=0.03, random_state=1)
+    model = ps.plume("y ~ x1 + x2", data, k=3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = model.fit(method="newton")
+    messages = [str(w.message) for w in caught if w.category is ConvergenceWarning]
+    assert len(messages) == 1  # statsmodels' own notice is not repeated
+    assert "exactly singular Hessian" in messages[0]
+    assert "Use method='em'" in messages[0]
+    assert not res.converged and np.isfinite(res.llf)
+    assert res.llf == pytest.approx(max(res.llf_history), rel=1e-12)
+
+
+def test_fit_warnings_point_at_the_callers_line():
+    data, _ = ps.simulate_polyhedron(400, d=3, k=2, noise=0.05, random_state=0)
+    formula = "y ~ x1 + x2 + x3"
+    fits = [
+        lambda: ps.plume(formula, data, k=2).fit(maxiter=3),
+        lambda: ps.plume(formula, data, k=2).fit(maxiter=3, chunksize=100),
+        lambda: ps.spla1(formula, data, k=2).fit(maxiter=2),
+        lambda: ps.plume(formula, data, k=2).fit(method="bfgs", maxiter=2),
+    ]
+    for fit in fits:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit()
+        assert caught
+        assert {w.filename for w in caught} == {__file__}
