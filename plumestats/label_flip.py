@@ -82,8 +82,8 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
     smooth and unbounded, so its Wald interval is meaningful; the results
     give :attr:`~LabelFlipPolyhedralLogitResults.flip_rate` and its interval
     on the natural scale. When the data show no label noise the estimate is
-    at the boundary ``eps = 0`` (held at ``5e-9``; a warning says so) and the
-    fit is PLUME's.
+    at the boundary ``eps = 0`` (held at ``5e-9`` or a little below; a
+    warning gives the value) and the fit is PLUME's.
 
     Only in-memory data, EM fits and soft gating: there is no ``chunksize``,
     Dask input or SPLA1 variant yet.
@@ -369,10 +369,14 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
     @staticmethod
     def _warn(trace, singular) -> None:
         if trace.boundary:
+            # held where the flip rate crossed the floor BOUNDARY_LAM / 2: a
+            # Newton step may have carried it a little below
+            held = expit(trace.params[-1]) / 2
             warnings.warn(
                 "The estimated flip rate is at its boundary, 0 (held at "
-                f"{BOUNDARY_LAM / 2:g}): the labels show no random flips, and the "
-                "fit is PolyhedralMixtureLogit's. flip_logit has no standard error.",
+                f"{held:.2g}, at most {BOUNDARY_LAM / 2:g}): the labels show no "
+                "random flips, and the fit is PolyhedralMixtureLogit's. flip_logit "
+                "has no standard error.",
                 FlipRateBoundaryWarning,
                 stacklevel=3,
             )
