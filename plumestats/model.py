@@ -171,7 +171,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     Examples
     --------
     >>> import plumestats.api as ps
-    >>> data, _ = ps.simulate_polyhedron(500, d=2, k=3, random_state=1)
+    >>> data, _ = ps.simulate_polyhedron(500, d=2, k=3, noise=0.05, random_state=1)
     >>> res = ps.plume("y ~ x1 + x2", data, k=3).fit()
     >>> res.params.shape
     (9,)
@@ -410,6 +410,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     def predict(self, params, exog=None, which: str = "mean", **kwargs):
         """Predictions at ``params``.
 
+        With Dask input (``exog`` a Dask collection, or the estimation sample of
+        a model on Dask collections) the predictions are a lazy Dask array.
+
         Parameters
         ----------
         params : array_like
@@ -422,9 +425,6 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             ``min_k w_k' x`` (>= 0 inside the polyhedron); ``"gate"``: the K
             gate probabilities; ``"expert"``: the K experts' P(y = 1 | x, k);
             ``"linear"``: the K scores ``w_k' x``.
-
-        With Dask input (``exog`` a Dask collection, or the estimation sample of
-        a model on Dask collections) the predictions are a lazy Dask array.
         """
         if kwargs:
             raise TypeError(f"predict got unexpected arguments: {sorted(kwargs)}")
@@ -585,7 +585,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         chunksize : int or "auto", optional
             Take the engine's sums over blocks of this many rows (``"auto"``:
             blocks of about 32 MB), so that the memory the fit needs beyond the
-            data is ``O(chunksize * p * K^2 + (K p)^2)`` instead of a standardised
+            data is ``O(chunksize * (p + K^2) + (K p)^2)`` instead of a standardised
             copy of the design and ``(nobs, K, K)`` arrays. The estimates are the
             same up to rounding. What the results take from the data is summed
             by blocks too, at the fit (``llf``, the ``HC0`` meat, the

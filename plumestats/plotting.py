@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .selection import SELECT_K_COLUMNS
+from .selection import SELECT_K_COLUMNS, SelectKResults
 
 __all__ = ["plot_convergence", "plot_polyhedron", "plot_select_k"]
 
@@ -328,16 +328,17 @@ def plot_convergence(results, ax=None):
 
 
 # ----------------------------------------------------------------- choice of K
-def plot_select_k(table: pd.DataFrame, criteria: Sequence[str] | None = None, ax=None):
+def plot_select_k(table, criteria: Sequence[str] | None = None, ax=None):
     """Model-choice criteria against K, one line per gamma.
 
     Parameters
     ----------
-    table : DataFrame
-        The table ``plumestats.select_k`` returns, with columns ``k, gamma,
-        llf, aic, bic, cv_accuracy, cv_accuracy_se, cv_logloss, cv_logloss_se,
-        converged`` (cv columns all NaN when not cross-validated; gamma NaN
-        for K = 1, whose row starts every gamma's line).
+    table : SelectKResults or DataFrame
+        What :func:`~plumestats.api.select_k` returns, or its ``.table``: one
+        row per candidate with columns ``k, gamma, llf, aic, bic, cv_accuracy,
+        cv_accuracy_se, cv_logloss, cv_logloss_se, converged`` (cv columns all
+        NaN when not cross-validated; gamma NaN for K = 1, whose row starts
+        every gamma's line).
     criteria : sequence of str, optional
         Columns to draw, one panel each; by default ``aic`` and ``bic``, and
         ``cv_accuracy`` and ``cv_logloss`` (with one-standard-error bars) when
@@ -350,15 +351,18 @@ def plot_select_k(table: pd.DataFrame, criteria: Sequence[str] | None = None, ax
     matplotlib.figure.Figure
         Fits that did not converge are drawn with hollow markers.
     """
+    if isinstance(table, SelectKResults):
+        table = table.table
     if not isinstance(table, pd.DataFrame):
         raise TypeError(
-            f"table must be the DataFrame select_k returns, got {type(table).__name__}"
+            "table must be what select_k returns (or its .table DataFrame), got "
+            f"{type(table).__name__}"
         )
     absent = [c for c in SELECT_K_COLUMNS if c not in table.columns]
     if absent:
         raise ValueError(
-            f"table lacks the columns {absent}; pass the DataFrame that "
-            "plumestats.select_k returns"
+            f"table lacks the columns {absent}; pass what plumestats.api.select_k "
+            "returns"
         )
     if criteria is None:
         criteria = ["aic", "bic"] + [

@@ -145,7 +145,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     --------
     >>> from plumestats.datasets import simulate_polyhedron
     >>> from plumestats.sklearn import PolyhedralClassifier
-    >>> data, _ = simulate_polyhedron(500, d=2, k=3, random_state=0)
+    >>> data, _ = simulate_polyhedron(500, d=2, k=3, noise=0.05, random_state=0)
     >>> clf = PolyhedralClassifier(k=3).fit(data[["x1", "x2"]], data["y"])
     >>> clf.predict_proba(data[["x1", "x2"]]).shape
     (500, 2)

@@ -156,7 +156,22 @@ def test_select_k_panels_and_lines(with_cv, tmp_path):
         assert_allclose(heights, 0.02)  # two standard errors of 0.01
 
 
+def test_select_k_takes_what_select_k_returns(tmp_path):
+    # the docs pass select_k's result itself; it used to take only its .table
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
+    chosen = ps.select_k("y ~ x1 + x2", data, ks=(1, 2), gammas=(1.0,))
+    fig = plot_select_k(chosen)
+    assert len(fig.axes) == 2
+    for ax, criterion in zip(fig.axes, ("aic", "bic"), strict=True):
+        line = next(line for line in ax.get_lines() if line.get_linestyle() != "None")
+        assert_allclose(
+            np.asarray(line.get_ydata(), float), chosen.table[criterion].to_numpy(float)
+        )
+
+
 def test_select_k_rejects_other_tables():
+    with pytest.raises(TypeError, match=r"what select_k returns \(or its .table"):
+        plot_select_k([1, 2])
     with pytest.raises(ValueError, match="lacks the columns"):
         plot_select_k(pd.DataFrame({"k": [1, 2], "aic": [1.0, 2.0]}))
     with pytest.raises(ValueError, match="criteria must be among"):
