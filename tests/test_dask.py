@@ -170,6 +170,52 @@ def test_dask_dataframe_with_names_and_hc0(client, triangle):
     assert_allclose(fit.bse, expected.bse, rtol=1e-6)
 
 
+@pytest.fixture(scope="module")
+def named_reference(triangle):
+    """The in-memory fit of the design a Dask DataFrame gives, with its names."""
+    exog = triangle[["x1", "x2", "x3"]].assign(Intercept=1.0)
+    return ps.PolyhedralMixtureLogit(triangle["y"], exog, k=3).fit()
+
+
+def test_dask_read_parquet_of_several_files(
+    client, triangle, named_reference, tmp_path
+):
+    """The user guide's recipe: dd.read_parquet over several files. Dask merges
+    the partitions of the one-column endog (two of four here) but not those of
+    the design; the outcome takes the design's row blocks."""
+    pytest.importorskip("pyarrow", reason="dd.read_parquet needs pyarrow")
+    for i in range(4):
+        part = triangle.iloc[1000 * i : 1000 * (i + 1)]
+        part.to_parquet(tmp_path / f"part{i}.parquet", index=False)
+    ddf = dd.read_parquet(str(tmp_path / "*.parquet"))
+    assert ddf.npartitions == 4
+    exog = ddf[["x1", "x2", "x3"]].assign(Intercept=1.0)
+    fit = ps.PolyhedralMixtureLogit(ddf["y"], exog, k=3).fit()
+    assert fit.model._row_source.n_partitions == 4
+    assert list(fit.params.index) == list(named_reference.params.index)
+    assert_allclose(fit.params, named_reference.params, rtol=RTOL)
+    assert_allclose(fit.llf, named_reference.llf, rtol=RTOL)
+    assert fit.n_iter == named_reference.n_iter
+    # a new design read the same way: lazy, with its row chunks known
+    fitted = fit.predict(exog)
+    assert fitted.chunks[0] == (1000,) * 4
+    assert_allclose(fitted.compute(), named_reference.predict(), rtol=1e-7)
+
+
+def test_dask_endog_and_exog_partitioned_differently(client, triangle, reference):
+    """Rows pair up by position whatever the partitions: a Dask Series in 3
+    partitions with a masked array (unknown chunk sizes) in 5."""
+    y, exog = _arrays(triangle)
+    design = da.from_array(exog, chunks=(800, 4))
+    design = design[da.from_array(np.ones(len(y), dtype=bool), chunks=800)]
+    assert np.isnan(design.shape[0])
+    outcome = dd.from_pandas(triangle["y"], npartitions=3)
+    fit = ps.PolyhedralMixtureLogit(outcome, design, k=3).fit()
+    assert fit.model.exog.chunks[0] == (800,) * 5
+    assert_allclose(fit.params, reference.params, rtol=RTOL)
+    assert_allclose(fit.llf, reference.llf, rtol=RTOL)
+
+
 def test_dask_bad_input_is_a_clear_error(client, triangle):
     y, exog = _arrays(triangle)
     dy, dx = da.from_array(y, chunks=1000), da.from_array(exog, chunks=(1000, 4))
