@@ -68,10 +68,31 @@ def _as_dask_array(obj, what: str, da):
             names = [str(c) for c in obj.columns]
         elif getattr(obj, "name", None) is not None:
             names = [str(obj.name)]
-        obj = obj.to_dask_array()
+        obj = _frame_values(obj, what)
     elif not isinstance(obj, da.Array):
         obj = da.asarray(obj)
     return obj, names
+
+
+def _frame_values(frame, what: str):
+    """``frame.to_dask_array()``, with a clear error for Dask's fault on
+    categorized frames."""
+    try:
+        return frame.to_dask_array()
+    except ValueError as exc:
+        expr = getattr(frame, "expr", None)  # dask-expr's query; legacy: none
+        nodes = expr.walk() if expr is not None else ()
+        if not any(type(node).__name__ == "Categorize" for node in nodes):
+            raise
+        dask, _ = import_dask()
+        raise ValueError(
+            f"Dask {dask.__version__} could not build {what}: its query optimiser "
+            "fails when columns of a ddf.categorize() frame are used in separate "
+            f"pieces, e.g. the numeric columns and the dummies ({exc}); give the "
+            "column its categories as a dtype instead: ddf = ddf.astype({'c': "
+            "pd.CategoricalDtype(levels)}) with levels = "
+            "sorted(ddf['c'].unique().compute())"
+        ) from exc
 
 
 def _known_rows(array):
