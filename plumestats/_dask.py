@@ -99,6 +99,10 @@ def _known_rows(array):
     """``array`` with its row chunk sizes known, counted on its partitions if
     they were not (on persisted partitions nothing is recomputed)."""
     if any(np.isnan(size) for size in array.chunks[0]):
+        _, da = import_dask()
+        # a new Array on the same graph: compute_chunk_sizes() sets the chunks
+        # in place, and the array may be the caller's own
+        array = da.Array(array.dask, array.name, array.chunks, meta=array)
         array = array.compute_chunk_sizes()
     return array
 

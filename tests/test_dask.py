@@ -214,6 +214,10 @@ def test_dask_endog_and_exog_partitioned_differently(client, triangle, reference
     assert fit.model.exog.chunks[0] == (800,) * 5
     assert_allclose(fit.params, reference.params, rtol=RTOL)
     assert_allclose(fit.llf, reference.llf, rtol=RTOL)
+    fitted = fit.predict(design)  # lazy, its rows counted on a copy
+    assert fitted.chunks[0] == (800,) * 5
+    assert np.isnan(design.shape[0])  # the caller's array is left as it was
+    assert_allclose(fitted.compute(), reference.predict(), rtol=1e-7)
 
 
 def _with_category(triangle):
