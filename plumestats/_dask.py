@@ -52,22 +52,59 @@ def is_dask_collection(obj) -> bool:
 
 
 def _as_dask_array(obj, what: str, da):
-    """A 2-D (design) or 1-D (outcome) Dask array with known chunk sizes."""
+    """A 2-D (design) or 1-D (outcome) Dask array and the column names.
+
+    The row chunk sizes may be unknown (NaN): a Dask DataFrame's are, and so
+    are an array's after a boolean mask; :func:`_known_rows` counts them. The
+    array is not built with ``to_dask_array(lengths=True)``: that counts the
+    rows of the optimised frame but checks the count against the frame's
+    partitions before optimisation, and the optimiser may merge partitions
+    (``read_parquet`` of several files, projected on one column, does:
+    dask/dask#12411).
+    """
     names = None
     if hasattr(obj, "to_dask_array"):  # dask DataFrame or Series
         if hasattr(obj, "columns"):
             names = [str(c) for c in obj.columns]
         elif getattr(obj, "name", None) is not None:
             names = [str(obj.name)]
-        obj = obj.to_dask_array(lengths=True)
+        obj = _frame_values(obj, what)
     elif not isinstance(obj, da.Array):
         obj = da.asarray(obj)
-    if any(np.isnan(size) for size in obj.shape):
-        raise ValueError(
-            f"{what} has unknown chunk sizes; call .compute_chunk_sizes() on it (or "
-            "pass the dask DataFrame itself)"
-        )
     return obj, names
+
+
+def _frame_values(frame, what: str):
+    """``frame.to_dask_array()``, with a clear error for Dask's fault on
+    categorized frames."""
+    try:
+        return frame.to_dask_array()
+    except ValueError as exc:
+        expr = getattr(frame, "expr", None)  # dask-expr's query; legacy: none
+        nodes = expr.walk() if expr is not None else ()
+        if not any(type(node).__name__ == "Categorize" for node in nodes):
+            raise
+        dask, _ = import_dask()
+        raise ValueError(
+            f"Dask {dask.__version__} could not build {what}: its query optimiser "
+            "fails when columns of a ddf.categorize() frame are used in separate "
+            f"pieces, e.g. the numeric columns and the dummies ({exc}); give the "
+            "column its categories as a dtype instead: ddf = ddf.astype({'c': "
+            "pd.CategoricalDtype(levels)}) with levels = "
+            "sorted(ddf['c'].unique().compute())"
+        ) from exc
+
+
+def _known_rows(array):
+    """``array`` with its row chunk sizes known, counted on its partitions if
+    they were not (on persisted partitions nothing is recomputed)."""
+    if any(np.isnan(size) for size in array.chunks[0]):
+        _, da = import_dask()
+        # a new Array on the same graph: compute_chunk_sizes() sets the chunks
+        # in place, and the array may be the caller's own
+        array = da.Array(array.dask, array.name, array.chunks, meta=array)
+        array = array.compute_chunk_sizes()
+    return array
 
 
 def _column_names(names, moments) -> list[str]:
@@ -172,14 +209,20 @@ def init_dask_model(model, endog, exog, *, k, gamma, missing, inside) -> None:
         y = y[:, 0]
     if y.ndim != 1:
         raise ValueError("endog must be one column of outcomes")
+    # Persisted as they come, then their partitions counted: each pipeline runs
+    # once. endog and exog are optimised separately, so their partitions need
+    # not match even when both come from one frame (Dask merges the partitions
+    # of a narrow projection of read_parquet); only the order of the rows does.
+    x = x.astype(float).rechunk({1: -1})  # one partition spans all columns
+    x, y = dask.persist(x, y)
+    x, y = _known_rows(x), _known_rows(y)
     if y.shape[0] != x.shape[0]:
         raise ValueError(
             f"endog has {y.shape[0]} rows but exog has {x.shape[0]}; they must match"
         )
-    # one partition spans all columns; the outcome follows the design's rows
-    x = x.astype(float).rechunk({1: -1})
-    y = y.rechunk((x.chunks[0],))
-    x, y = dask.persist(x, y)
+    if y.chunks[0] != x.chunks[0]:
+        # the outcome takes the design's row blocks: a task pairs block i of both
+        y = y.rechunk((x.chunks[0],)).persist()
     blocks = DaskBlocks(x, y, scaling=None)
     moments = _moments(x, y, blocks._tree)
     if moments["nonfinite"]:
@@ -240,7 +283,8 @@ def map_rows(function, exog, *, columns: int | None, **arguments):
     design; ``columns`` is the width of a 2-D result, ``None`` for a vector."""
     _, da = import_dask()
     exog, _ = _as_dask_array(exog, "exog", da)
-    exog = exog.astype(float).rechunk({1: -1})
+    # the rows counted (one pass over the pipeline): the result's chunks are known
+    exog = _known_rows(exog.astype(float).rechunk({1: -1}))
     if columns is None:
         return exog.map_blocks(
             function, drop_axis=1, dtype=float, meta=np.empty(0), **arguments
