@@ -668,6 +668,73 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             return super().conf_int(alpha)
         return self._require_bootstrap().conf_int(alpha).to_numpy()
 
+    def wald_test_terms(
+        self,
+        skip_single: bool = False,
+        extra_constraints=None,
+        combine_terms=None,
+        scalar: bool = True,
+    ):
+        """Joint Wald tests that each term's coefficients are zero in every
+        hyperplane.
+
+        As statsmodels' ``wald_test_terms``, whose terms are column slices of
+        the design, i.e. of the first hyperplane's block only. Here a term's
+        test covers its columns in all K blocks, ``K * (columns of the term)``
+        constraints; with ``k=1`` the table equals ``Logit``'s.
+
+        Parameters
+        ----------
+        skip_single : bool, default False
+            Leave out the terms of a single design column (for K > 1 their
+            test still has K constraints, one per hyperplane).
+        extra_constraints : list of (str, ndarray), optional
+            More tests, as ``(name, constraint matrix)`` with one column per
+            parameter (``len(params)``).
+        combine_terms : list of str, optional
+            Each string gives one more joint test, of every term whose name
+            contains it (of every column, without a formula), in every
+            hyperplane.
+        scalar : bool, default True
+            Return each statistic as a float (passed to :meth:`wald_test`).
+
+        Returns
+        -------
+        statsmodels.stats.contrast.WaldTestResults
+            ``table``: a DataFrame with one row per test and the columns
+            ``statistic``, ``pvalue`` and ``df_constraint`` (printed as
+            ``chi2``, ``P>chi2``, ``df constraint``).
+
+        Notes
+        -----
+        Terms come from the formula (``Intercept``, ``C(g)``, ``x1``, ...);
+        without one each design column is a term. The label-flip model's
+        ``flip_logit`` belongs to no term; test it with :meth:`wald_test`.
+        """
+        from statsmodels.stats.contrast import WaldTestResults
+
+        from ._inference import term_constraints
+
+        constraints, combined = term_constraints(
+            self.model, len(self.params), bool(skip_single), combine_terms or []
+        )
+        use_t = bool(self.use_t)
+        rows, index = [], []
+        for name, matrix in [*constraints, *combined, *(extra_constraints or [])]:
+            test = self.wald_test(matrix, scalar=scalar)
+            # the rank-adjusted number of constraints, as statsmodels reports
+            df_constraint = int(test.df_num if use_t else test.df_denom)
+            row = [test.statistic, test.pvalue, df_constraint]
+            if use_t:
+                row.append(test.df_denom)
+            rows.append(row)
+            index.append(name)
+        columns = ["statistic", "pvalue", "df_constraint"]
+        if use_t:
+            columns.append("df_denom")
+        table = pd.DataFrame(rows, index=index, columns=columns)
+        return WaldTestResults(None, ["chi2", "F"][use_t], None, table=table)
+
     def holdout_bound(
         self, test_data, delta: float = 0.05, threshold: float = 0.5
     ) -> HoldoutBound:

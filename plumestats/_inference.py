@@ -1,0 +1,79 @@
+"""Inference helpers of the results: the joint Wald tests of
+:meth:`wald_test_terms`.
+
+PLUME's parameter vector is hyperplane-major, ``[w_1, ..., w_K]`` with each
+block ordered like the design's ``p`` columns (then any extra parameters, such
+as the label-flip model's ``flip_logit``). A design column therefore has one
+parameter in every block: a term "is zero" only when its columns are zero in
+every hyperplane, which is the joint test built here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # statsmodels >= 0.15: patsy or formulaic model specs
+    from statsmodels.formula._manager import FormulaManager
+except ImportError:  # pragma: no cover - statsmodels 0.14 (patsy only)
+    FormulaManager = None
+
+__all__ = ["term_constraints"]
+
+
+# ------------------------------------------------------------ wald_test_terms
+def _design_terms(model) -> list[tuple[str, list[int]]] | None:
+    """``(term name, design column indices)`` of a formula model's terms, or
+    ``None`` without a formula."""
+    data = model.data
+    spec = getattr(data, "model_spec", None)
+    if spec is None:  # statsmodels 0.14 keeps patsy's DesignInfo here
+        spec = getattr(data, "design_info", None)
+    if spec is None:
+        return None
+    manager = FormulaManager() if FormulaManager is not None else None
+    terms = []
+    for term in spec.terms:
+        if manager is not None:
+            columns, name = manager.get_slice(spec, term), manager.get_term_name(term)
+        else:  # pragma: no cover - statsmodels 0.14
+            columns, name = spec.slice(term), term.name()
+        terms.append((name, list(range(model.k_vars))[columns]))
+    return terms
+
+
+def term_constraints(
+    model, n_params: int, skip_single: bool, combine_terms
+) -> tuple[list, list]:
+    """The constraint matrices of :meth:`wald_test_terms`.
+
+    Each term (each column without a formula) gets the rows of the identity
+    that pick its columns in every hyperplane, ``K * len(columns)`` rows; each
+    ``combine_terms`` entry stacks the rows of every term (column) whose name
+    contains it, as statsmodels does. ``skip_single`` leaves out the terms of
+    a single design column. Returns ``(constraints, combined)``, lists of
+    ``(name, matrix)``.
+    """
+    identity = np.eye(n_params)
+    p = model.k_vars
+
+    def rows(columns: list[int]) -> np.ndarray:
+        return identity[[k * p + j for k in range(model.k) for j in columns]]
+
+    terms = _design_terms(model)
+    if terms is None:  # the design's columns stand for the terms
+        terms = [(name, [j]) for j, name in enumerate(model.exog_names)]
+    constraints = [
+        (name, rows(columns))
+        for name, columns in terms
+        if not (skip_single and len(columns) == 1)
+    ]
+    combined = []
+    for part in combine_terms:
+        matched = [columns for name, columns in terms if part in name]
+        if not matched:
+            raise ValueError(
+                f"combine_terms entry {part!r} is not part of any term's name; "
+                f"the terms are {[name for name, _ in terms]}"
+            )
+        combined.append((part, rows([j for columns in matched for j in columns])))
+    return constraints, combined

@@ -1,0 +1,156 @@
+"""Inference on the results: Wald tests by term, constraints, confidence levels.
+
+The oracles are statsmodels' ``Logit`` at K = 1 and, for K > 1, statsmodels'
+own ``wald_test`` given the joint constraint explicitly (and the quadratic form
+``b' V^{-1} b`` by hand).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.formula.api as smf
+from conftest import logistic_data
+
+import plumestats.api as ps
+from plumestats import PolyhedralMixtureLogit
+
+
+def _with_groups(data: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """A three-level factor unrelated to the outcome: a term of two columns."""
+    rng = np.random.default_rng(seed)
+    return data.assign(g=rng.choice(["a", "b", "c"], size=len(data)))
+
+
+@pytest.fixture(scope="module")
+def pair_k1():
+    data = _with_groups(logistic_data(500, d=2, seed=11), 11)
+    formula = "y ~ x1 + x2 + C(g)"
+    logit = smf.logit(formula, data).fit(disp=0)
+    return logit, ps.plume(formula, data, k=1).fit()
+
+
+@pytest.fixture(scope="module")
+def fit_k2():
+    data, _ = ps.simulate_polyhedron(1200, d=2, k=2, noise=0.05, random_state=3)
+    data = _with_groups(data, 3)
+    return data, ps.plume("y ~ x1 + x2 + C(g)", data, k=2).fit()
+
+
+def _joint(columns, k):
+    """The joint constraint string: every column zero in every hyperplane."""
+    return ", ".join(f"h{i}:{c} = 0" for i in range(1, k + 1) for c in columns)
+
+
+def _quadratic_form(res, names):
+    """``b' V^{-1} b`` for the parameters ``names``, by hand."""
+    b = res.params[names].to_numpy()
+    cov = res.cov_params().loc[names, names].to_numpy()
+    return float(b @ np.linalg.solve(cov, b))
+
+
+class TestWaldTestTerms:
+    def test_k1_table_equals_logit(self, pair_k1):
+        logit, res = pair_k1
+        ours = res.wald_test_terms().table
+        theirs = logit.wald_test_terms().table
+        assert list(ours.index) == ["Intercept", "C(g)", "x1", "x2"]
+        assert list(ours.index) == list(theirs.index)
+        assert list(ours.columns) == list(theirs.columns)
+        np.testing.assert_array_equal(ours["df_constraint"], theirs["df_constraint"])
+        np.testing.assert_allclose(ours["statistic"], theirs["statistic"], rtol=1e-6)
+        np.testing.assert_allclose(ours["pvalue"], theirs["pvalue"], rtol=1e-5)
+        # the same printed layout (column headers and row names)
+        assert str(res.wald_test_terms()).splitlines()[0].split() == (
+            str(logit.wald_test_terms()).splitlines()[0].split()
+        )
+
+    def test_k1_options_equal_logit(self, pair_k1):
+        logit, res = pair_k1
+        kwargs = {"skip_single": True, "combine_terms": ["x"]}
+        ours = res.wald_test_terms(**kwargs).table
+        theirs = logit.wald_test_terms(**kwargs).table
+        assert list(ours.index) == list(theirs.index) == ["C(g)", "x"]
+        np.testing.assert_allclose(ours.to_numpy(), theirs.to_numpy(), rtol=1e-5)
+
+    def test_k2_each_term_is_tested_in_every_hyperplane(self, fit_k2):
+        _, res = fit_k2
+        table = res.wald_test_terms().table
+        columns = {
+            "Intercept": ["Intercept"],
+            "C(g)": ["C(g)[T.b]", "C(g)[T.c]"],
+            "x1": ["x1"],
+            "x2": ["x2"],
+        }
+        assert list(table.index) == list(columns)
+        for term, cols in columns.items():
+            joint = res.wald_test(_joint(cols, 2), scalar=True)
+            names = [f"h{i}:{c}" for i in (1, 2) for c in cols]
+            assert table.loc[term, "df_constraint"] == 2 * len(cols)
+            assert table.loc[term, "statistic"] == pytest.approx(
+                float(joint.statistic), rel=1e-10
+            )
+            assert table.loc[term, "statistic"] == pytest.approx(
+                _quadratic_form(res, names), rel=1e-8
+            )
+            assert table.loc[term, "pvalue"] == pytest.approx(float(joint.pvalue))
+        # the first hyperplane's columns alone (what statsmodels would test)
+        # give another statistic: the test must not be that one
+        first = res.wald_test("h1:x1 = 0", scalar=True)
+        assert table.loc["x1", "statistic"] != pytest.approx(float(first.statistic))
+
+    def test_k2_combine_terms_and_extra_constraints(self, fit_k2):
+        _, res = fit_k2
+        extra = np.zeros((1, len(res.params)))
+        extra[0, list(res.params.index).index("h2:x2")] = 1.0
+        table = res.wald_test_terms(
+            skip_single=True,
+            combine_terms=["x"],
+            extra_constraints=[("h2:x2 alone", extra)],
+        ).table
+        assert list(table.index) == ["C(g)", "x", "h2:x2 alone"]
+        combined = res.wald_test(_joint(["x1", "x2"], 2), scalar=True)
+        assert table.loc["x", "df_constraint"] == 4
+        assert table.loc["x", "statistic"] == pytest.approx(
+            float(combined.statistic), rel=1e-10
+        )
+        single = res.wald_test("h2:x2 = 0", scalar=True)
+        assert table.loc["h2:x2 alone", "statistic"] == pytest.approx(
+            float(single.statistic), rel=1e-10
+        )
+        with pytest.raises(ValueError, match=r"combine_terms entry 'z' .* terms are"):
+            res.wald_test_terms(combine_terms=["z"])
+
+    def test_array_interface_tests_each_column_in_every_hyperplane(self, fit_k2):
+        data, formula_fit = fit_k2
+        exog = np.asarray(formula_fit.model.exog)
+        res = PolyhedralMixtureLogit(data["y"].to_numpy(), exog, k=2).fit()
+        table = res.wald_test_terms().table
+        names = list(res.model.exog_names)
+        assert list(table.index) == names
+        assert set(table["df_constraint"]) == {2}
+        for column in names:
+            joint = res.wald_test(_joint([column], 2), scalar=True)
+            assert table.loc[column, "statistic"] == pytest.approx(
+                float(joint.statistic), rel=1e-10
+            )
+        # the formula fit's terms, on the same design, give the same tests
+        np.testing.assert_allclose(
+            table.loc[names[-1], "statistic"],
+            formula_fit.wald_test_terms().table.loc["x2", "statistic"],
+            rtol=1e-6,
+        )
+
+    def test_label_flip_terms_leave_out_the_flip_rate(self):
+        data, _ = ps.simulate_polyhedron(2000, d=2, k=2, noise=0.1, random_state=1)
+        res = ps.plume_flip("y ~ x1 + x2", data, k=2).fit(alpha=1e-6)
+        assert res.params.index[-1] == "flip_logit"
+        table = res.wald_test_terms().table
+        assert list(table.index) == ["Intercept", "x1", "x2"]
+        for term in table.index:
+            names = [f"h1:{term}", f"h2:{term}"]
+            assert table.loc[term, "df_constraint"] == 2
+            assert table.loc[term, "statistic"] == pytest.approx(
+                _quadratic_form(res, names), rel=1e-8
+            )
