@@ -782,7 +782,9 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         yname : str, optional
             Name of the outcome.
         xname : list of str, optional
-            Names of the design columns (one block's rows).
+            Names of the design columns (one block's rows, the same for every
+            hyperplane) or of every parameter (as ``params.index``); any other
+            length is a ``ValueError``.
         title : str, optional
             Title of the summary.
         alpha : float
@@ -822,7 +824,8 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             Name of the outcome.
         xname : list of str, optional
             Names of the design columns (one block's rows, as for
-            :meth:`summary`) or of every parameter.
+            :meth:`summary`, prefixed ``h<k>:`` here) or of every parameter;
+            any other length is a ``ValueError``.
         title : str, optional
             Title of the summary.
         alpha : float

@@ -154,3 +154,40 @@ class TestWaldTestTerms:
             assert table.loc[term, "statistic"] == pytest.approx(
                 _quadratic_form(res, names), rel=1e-8
             )
+
+
+class TestSummaryNames:
+    def test_logit_refuses_a_wrong_length_and_so_do_we(self, pair_k1):
+        logit, res = pair_k1
+        with pytest.raises(ValueError, match="same length"):
+            logit.summary(xname=["a", "b"])
+        for method in (res.summary, res.summary2):
+            with pytest.raises(ValueError, match=r"list of 5 names \(one per param"):
+                method(xname=["a", "b"])
+
+    def test_k2_accepts_one_block_or_every_parameter(self, fit_k2):
+        _, res = fit_k2
+        p = res.model.k_vars
+        block = [f"v{j}" for j in range(p)]
+        every = [f"w{j}" for j in range(2 * p)]
+        for method in (res.summary, res.summary2):
+            for wrong in (block[:-1], [*every, "extra"], "v0"):
+                with pytest.raises(
+                    ValueError, match=rf"list of {p} names.*or of {2 * p}"
+                ):
+                    method(xname=wrong)
+        tables = res.summary(xname=block).tables[1:]
+        # each hyperplane's rows keep their own numbers under the given names
+        for k, table in enumerate(tables):
+            rows = [str(row[0].data).strip() for row in table[1:]]
+            assert rows == block
+            coefs = [float(str(row[1].data)) for row in table[1:]]
+            np.testing.assert_allclose(
+                coefs, res.params.iloc[k * p : (k + 1) * p], atol=5e-5
+            )
+        tables = res.summary(xname=every).tables[1:]
+        assert [str(row[0].data).strip() for row in tables[1][1:]] == every[p:]
+        assert list(res.summary2(xname=every).tables[1].index) == every
+        assert list(res.summary2(xname=block).tables[1].index) == [
+            f"h{k}:{name}" for k in (1, 2) for name in block
+        ]
