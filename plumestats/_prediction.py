@@ -37,6 +37,7 @@ from scipy.special import expit, log_expit
 from statsmodels.base._prediction_inference import PredictionResultsMonotonic
 
 from ._likelihood import compute_hard_terms, compute_terms, linear_scores
+from ._validation import require_estimation_data
 
 __all__ = [
     "design_rows",
@@ -134,6 +135,11 @@ def design_rows(results, exog, transform: bool, row_labels):
     ``predict`` builds them (the formula applied to a DataFrame; rows with
     missing values dropped, as ``Logit.get_prediction`` does)."""
     if exog is None:
+        require_estimation_data(
+            results.model,
+            "get_prediction() without exog predicts at",
+            "pass exog, the rows to predict at",
+        )
         labels = getattr(results.model.data, "row_labels", None)
         return np.asarray(results.model.exog, dtype=float), (
             labels if row_labels is None else row_labels

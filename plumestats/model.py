@@ -29,6 +29,7 @@ from ._validation import (
     precheck_data,
     precheck_formula_data,
     prepare_endog,
+    require_estimation_data,
     resolve_inside,
     statsmodels_exog_names,
 )
@@ -432,7 +433,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             # self.predict, not predict_rows: a subclass's mean (label flips)
             mean = self.predict(params, exog, which="mean")
             return mean * (1.0 - mean)
-        exog = self.exog if exog is None else exog
+        if exog is None:
+            require_estimation_data(
+                self,
+                "predict() without exog predicts at",
+                "pass exog, the rows to predict at",
+            )
+            exog = self.exog
         if _dask.is_dask_collection(exog):
             if len(exog.shape) != 2 or exog.shape[1] != self.k_vars:
                 raise ValueError(

@@ -123,6 +123,16 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         scaling=None,
     ):
         super().__init__(model, mlefit)
+        # GenericLikelihoodModelResults names its data arrays for remove_data()
+        # and then copies mlefit's empty lists over them; name them again, with
+        # the per-observation values that may sit in the cache
+        self._data_attr = ["endog", "exog"]
+        self._data_in_cache = [
+            "fittedvalues",
+            "resid_response",
+            "resid_pearson",
+            "resid_dev",
+        ]
         self.k = model.k
         self.gamma = model.gamma
         self.k_params = model.nparams
@@ -522,6 +532,11 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
                 params=internal.ravel(),
                 **self._prediction_settings(threshold),
             )["table"]
+        require_estimation_data(
+            self.model,
+            "pred_table() counts the classifications of",
+            "refit the model, or compare predict(exog) with the outcomes yourself",
+        )
         observed = np.asarray(self.model.endog)
         predicted = np.asarray(self.model.predict(self.params)) > threshold
         return _confusion(observed, predicted)

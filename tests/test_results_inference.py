@@ -191,3 +191,66 @@ class TestSummaryNames:
         assert list(res.summary2(xname=block).tables[1].index) == [
             f"h{k}:{name}" for k in (1, 2) for name in block
         ]
+
+
+class TestRemoveData:
+    @pytest.fixture
+    def fresh(self, fit_k2):
+        data, _ = fit_k2
+        return data, ps.plume("y ~ x1 + x2 + C(g)", data, k=2).fit()
+
+    def test_results_keep_no_data_arrays(self, fresh):
+        data, res = fresh
+        assert res.endog.shape == (len(data),) and res.exog.shape[0] == len(data)
+        # cache two per-observation values
+        assert res.resid_dev.shape == res.fittedvalues.shape == (len(data),)
+        res.remove_data()
+        inner = res._results
+        assert inner.endog is None and inner.exog is None
+        assert res.model.endog is None and res.model.exog is None
+        for name in ("fittedvalues", "resid_dev"):
+            assert inner._cache.get(name) is None
+        # what is left is small: no array as long as the sample
+        sizes = [
+            np.size(value)
+            for value in vars(inner).values()
+            if isinstance(value, np.ndarray)
+        ]
+        assert max(sizes) < len(data)
+
+    def test_sample_predictions_say_the_data_were_removed(self, fresh):
+        data, res = fresh
+        new = data.iloc[:6]
+        expected = res.predict(new)
+        frame = res.get_prediction(new).summary_frame()
+        res.remove_data()
+        for call in (res.predict, res.pred_table, res.get_prediction):
+            with pytest.raises(ValueError, match=r"remove_data\(\) dropped"):
+                call()
+        with pytest.raises(ValueError, match="pass exog"):
+            res.predict()
+        np.testing.assert_allclose(res.predict(new), expected, rtol=1e-14)
+        pd.testing.assert_frame_equal(res.get_prediction(new).summary_frame(), frame)
+        assert "hyperplane h2" in str(res.summary())
+
+    def test_save_without_data_round_trips(self, fresh, tmp_path):
+        data, res = fresh
+        new = data.iloc[:6]
+        full, slim = tmp_path / "full.pickle", tmp_path / "slim.pickle"
+        # the design alone is nobs * p doubles (save(remove_data=True) removes
+        # the data from res itself, as statsmodels does)
+        design_bytes = 8 * res.model.exog.size
+        res.save(full)
+        res.save(slim, remove_data=True)
+        loaded = ps.PolyhedralMixtureLogitResults.load(slim)
+        assert loaded.endog is None and loaded.exog is None
+        assert loaded.model.exog is None
+        assert slim.stat().st_size < full.stat().st_size
+        assert full.stat().st_size - slim.stat().st_size >= design_bytes
+        np.testing.assert_array_equal(loaded.params, res.params)
+        np.testing.assert_allclose(loaded.predict(new), res.predict(new), rtol=1e-14)
+        pd.testing.assert_frame_equal(
+            loaded.get_prediction(new).summary_frame(),
+            res.get_prediction(new).summary_frame(),
+        )
+        assert str(loaded.summary()).count("hyperplane h") == 2
