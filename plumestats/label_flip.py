@@ -126,8 +126,9 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         self.nparams = self.k * self.k_vars + 1
         self.k_extra = 1
         # statsmodels' convention (NegativeBinomial's alpha): df_model counts
-        # the regression parameters, k_extra the others
-        self.df_model = float(self.nparams - self.k_extra - self.k_constant)
+        # the regression parameters less the null's intercept, k_extra the
+        # others (llr_pvalue adds it back)
+        self.df_model = float(self.nparams - self.k_extra - 1)
         self.df_resid = float(self.nobs - self.nparams)
         self.data.param_names = [*self.data.param_names, FLIP_PARAM]
 

@@ -265,7 +265,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         self.k_vars = self.exog.shape[1]
         self.nparams = self.k * self.k_vars
         self.k_extra = 0
-        self.df_model = float(self.nparams - self.k_constant)
+        # as statsmodels' discrete models (rank - 1 whatever the constant): the
+        # LR test's null, llnull, is the intercept-only logit, one parameter
+        self.df_model = float(self.nparams - 1)
         self.df_resid = float(self.nobs - self.nparams)
         self.data.param_names = [
             f"h{i + 1}:{name}" for i in range(self.k) for name in self.exog_names

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from patsy import PatsyError
@@ -122,7 +124,13 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         data_sums=None,
         scaling=None,
     ):
-        super().__init__(model, mlefit)
+        with warnings.catch_warnings():
+            # df_model is K p - 1 with or without a constant (statsmodels'
+            # discrete models' count), which this generic check does not know
+            warnings.filterwarnings(
+                "ignore", "df_model \\+ k_constant \\+ k_extra differs", UserWarning
+            )
+            super().__init__(model, mlefit)
         # GenericLikelihoodModelResults names its data arrays for remove_data()
         # and then copies mlefit's empty lists over them; name them again, with
         # the per-observation values that may sit in the cache
@@ -206,6 +214,8 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
     def llr_pvalue(self) -> float:
         """Chi-squared p-value of ``llr`` on ``df_model`` degrees of freedom.
 
+        ``df_model`` is ``K p - 1``, the parameters beyond the null's one,
+        with or without a constant in the design, as ``Logit`` counts them.
         For K > 1 the test is non-regular (the experts are not identified under
         the null), so the p-value is only indicative.
         """

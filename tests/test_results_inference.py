@@ -12,9 +12,11 @@ import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
 from conftest import logistic_data
+from scipy import stats
 
 import plumestats.api as ps
 from plumestats import PolyhedralMixtureLogit
+from plumestats.sm_exceptions import FlipRateBoundaryWarning
 
 
 def _with_groups(data: pd.DataFrame, seed: int) -> pd.DataFrame:
@@ -254,3 +256,40 @@ class TestRemoveData:
             res.get_prediction(new).summary_frame(),
         )
         assert str(loaded.summary()).count("hyperplane h") == 2
+
+
+class TestDfModelWithoutConstant:
+    """llnull is the intercept-only logit whether or not the design has a
+    constant, so the LR test has K p - 1 degrees of freedom, as Logit's."""
+
+    def test_k1_equals_logit(self):
+        data = logistic_data(400, d=2, seed=12)
+        formula = "y ~ x1 + x2 - 1"
+        logit = smf.logit(formula, data).fit(disp=0)
+        res = ps.plume(formula, data, k=1).fit()
+        assert res.model.k_constant == 0
+        assert res.df_model == logit.df_model == 1
+        assert res.llr_pvalue == pytest.approx(logit.llr_pvalue, rel=1e-6)
+
+        def df_model_cell(summary):
+            line = next(row for row in str(summary).splitlines() if "Df Model" in row)
+            return line.split("Df Model:")[1].split()[0]
+
+        assert df_model_cell(res.summary()) == df_model_cell(logit.summary()) == "1"
+
+    def test_k2_and_label_flips_count_every_parameter_but_one(self):
+        data, _ = ps.simulate_polyhedron(1200, d=2, k=2, noise=0.1, random_state=3)
+        formula = "y ~ x1 + x2 - 1"
+        res = ps.plume(formula, data, k=2).fit()
+        assert res.model.k_constant == 0
+        assert res.df_model == 2 * 2 - 1
+        assert res.llr_pvalue == pytest.approx(stats.chi2.sf(res.llr, 3), rel=1e-12)
+        # without intercepts the faces cannot reach the polytope and the flip
+        # rate goes to its boundary; the counts are what is checked here
+        with pytest.warns(FlipRateBoundaryWarning):
+            flips = ps.plume_flip(formula, data, k=2).fit(alpha=1e-6)
+        assert flips.df_model == 2 * 2 - 1  # the faces' parameters; k_extra = 1
+        # the LR test counts flip_logit too: K p + 1 parameters against one
+        assert flips.llr_pvalue == pytest.approx(
+            stats.chi2.sf(flips.llr, 2 * 2), rel=1e-12
+        )
