@@ -1,5 +1,5 @@
-"""Inference helpers of the results: the joint Wald tests of
-:meth:`wald_test_terms`.
+"""Inference helpers of the results: confidence levels and the joint Wald
+tests of :meth:`wald_test_terms`.
 
 PLUME's parameter vector is hyperplane-major, ``[w_1, ..., w_K]`` with each
 block ordered like the design's ``p`` columns (then any extra parameters, such
@@ -10,6 +10,8 @@ every hyperplane, which is the joint test built here.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 try:  # statsmodels >= 0.15: patsy or formulaic model specs
@@ -17,7 +19,25 @@ try:  # statsmodels >= 0.15: patsy or formulaic model specs
 except ImportError:  # pragma: no cover - statsmodels 0.14 (patsy only)
     FormulaManager = None
 
-__all__ = ["term_constraints"]
+__all__ = ["check_alpha", "term_constraints"]
+
+
+def check_alpha(alpha, name: str = "alpha") -> float:
+    """A significance level strictly between 0 and 1.
+
+    ``alpha`` outside (0, 1) gives reversed bounds (``alpha > 1``) or NaN
+    (``alpha < 0``) in ``q = ppf(1 - alpha / 2)``, silently; refuse it.
+    """
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, numbers.Real)
+        or not 0.0 < float(alpha) < 1.0
+    ):
+        raise ValueError(
+            f"{name} must be a number strictly between 0 and 1 (one minus the "
+            f"confidence level: 0.05 gives 95% intervals), got {alpha!r}"
+        )
+    return float(alpha)
 
 
 # ------------------------------------------------------------ wald_test_terms

@@ -55,6 +55,7 @@ import numpy as np
 from scipy.special import expit
 from statsmodels.discrete.discrete_margins import DiscreteMargins
 
+from ._inference import check_alpha
 from ._likelihood import gate_probabilities, linear_scores, predict_mean
 from ._prediction import free_parameters
 from ._validation import require_estimation_data
@@ -335,14 +336,20 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         self.margeff_se = np.sqrt(np.diag(self.margeff_cov))
         self.margeff = effects[effects_idx]
 
+    def conf_int(self, alpha: float = 0.05):
+        return super().conf_int(check_alpha(alpha))
+
     def summary_frame(self, alpha: float = 0.05):
+        alpha = check_alpha(alpha)
         with _design_names_only(self):
             return super().summary_frame(alpha)
 
     def summary(self, alpha: float = 0.05):
+        alpha = check_alpha(alpha)
         with _design_names_only(self):
             return super().summary(alpha)
 
+    conf_int.__doc__ = DiscreteMargins.conf_int.__doc__
     summary_frame.__doc__ = DiscreteMargins.summary_frame.__doc__
     summary.__doc__ = DiscreteMargins.summary.__doc__
 

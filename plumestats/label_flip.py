@@ -40,6 +40,7 @@ from ._flip import (
     flip_state,
     run_flip_em,
 )
+from ._inference import check_alpha
 from ._likelihood import Terms, compute_terms, linear_scores
 from ._validation import check_choice, check_positive_float
 from .model import PolyhedralMixtureLogit, check_fit_options
@@ -472,6 +473,7 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
     def flip_rate_conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
         """Wald interval of ``flip_logit`` mapped to the flip rate (it stays
         inside ``(0, 0.5)``, unlike the delta-method one)."""
+        alpha = check_alpha(alpha)
         eta = float(np.asarray(self.params)[-1])
         half = stats.norm.isf(alpha / 2.0) * float(np.asarray(self.bse)[-1])
         return float(expit(eta - half) / 2.0), float(expit(eta + half) / 2.0)
@@ -501,6 +503,7 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
         """Summary tables: the header, one block per hyperplane, the flip rate."""
         from ._summary import build_summary
 
+        alpha = check_alpha(alpha)
         return build_summary(self, yname=yname, xname=xname, title=title, alpha=alpha)
 
 

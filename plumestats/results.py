@@ -26,6 +26,7 @@ from ._covariance import (
 from ._dask import is_dask_collection
 from ._diagnostics import FitDiagnostics, compute_diagnostics, warn_diagnostics
 from ._fitting import warn_if_unsettled
+from ._inference import check_alpha
 from ._validation import check_choice, check_int, require_estimation_data
 from .bounds import HoldoutBound, RademacherBound, holdout_bound, rademacher_bound
 from .model import predict_rows
@@ -369,10 +370,11 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
 
         Returns
         -------
-        PredictionResultsMonotonic
-            statsmodels' prediction results: ``predicted``, ``se``,
-            ``conf_int(alpha=...)`` and ``summary_frame(alpha=...)`` (columns
-            ``predicted``, ``se``, ``ci_lower``, ``ci_upper``).
+        plumestats._prediction.PredictionResults
+            statsmodels' ``PredictionResultsMonotonic`` (``predicted``,
+            ``se``, ``conf_int(alpha=...)`` and ``summary_frame(alpha=...)``,
+            columns ``predicted``, ``se``, ``ci_lower``, ``ci_upper``), with
+            ``alpha`` checked to lie in (0, 1).
         """
         from ._prediction import prediction_results
 
@@ -682,13 +684,14 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         Parameters
         ----------
         alpha : float
-            One minus the confidence level.
+            One minus the confidence level, strictly between 0 and 1.
         method : {"wald", "bootstrap"}
             ``"wald"``: ``params +- z * bse`` with the fit's ``cov_type``;
             ``"bootstrap"``: percentile intervals of the last
             :meth:`bootstrap`.
         """
         check_choice(method, "method", ("wald", "bootstrap"))
+        alpha = check_alpha(alpha)
         if method == "wald":
             return super().conf_int(alpha)
         return self._require_bootstrap().conf_int(alpha).to_numpy()
@@ -826,6 +829,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
                 f"summary(cov_type=...) takes None or 'bootstrap', got {cov_type!r}; "
                 "for another covariance refit with fit(cov_type=...)"
             )
+        alpha = check_alpha(alpha)
         boot = self._require_bootstrap() if cov_type == "bootstrap" else None
         return build_summary(
             self, yname=yname, xname=xname, title=title, alpha=alpha, bootstrap=boot
@@ -860,6 +864,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         """
         from ._summary import build_summary2
 
+        alpha = check_alpha(alpha)
         return build_summary2(self, yname, xname, title, alpha, float_format)
 
 

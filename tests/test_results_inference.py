@@ -293,3 +293,54 @@ class TestDfModelWithoutConstant:
         assert flips.llr_pvalue == pytest.approx(
             stats.chi2.sf(flips.llr, 2 * 2), rel=1e-12
         )
+
+
+BAD_LEVELS = [1.5, -0.1, 0.0, 1.0, float("nan"), True, "0.05"]
+
+
+class TestConfidenceLevel:
+    """``alpha`` is one minus the confidence level: outside (0, 1) the normal
+    quantile gives reversed bounds (alpha > 1) or NaN (alpha < 0)."""
+
+    @pytest.mark.parametrize("alpha", BAD_LEVELS)
+    def test_every_interval_refuses_alpha_outside_0_1(self, fit_k2, alpha):
+        data, res = fit_k2
+        prediction = res.get_prediction(data.iloc[:4])
+        margins = res.get_margeff()
+        calls = [
+            lambda: res.conf_int(alpha),
+            lambda: res.conf_int(alpha=alpha, method="bootstrap"),
+            lambda: res.summary(alpha=alpha),
+            lambda: res.summary2(alpha=alpha),
+            lambda: prediction.conf_int(alpha=alpha),
+            lambda: prediction.summary_frame(alpha=alpha),
+            lambda: margins.conf_int(alpha),
+            lambda: margins.summary_frame(alpha=alpha),
+            lambda: margins.summary(alpha=alpha),
+        ]
+        for call in calls:
+            with pytest.raises(ValueError, match="alpha must be a number strictly"):
+                call()
+
+    def test_valid_levels_still_give_the_normal_interval(self, fit_k2):
+        data, res = fit_k2
+        z = stats.norm.isf(0.05)  # alpha = 0.1
+        ci = res.conf_int(alpha=0.1)
+        np.testing.assert_allclose(ci[1] - ci[0], 2 * z * res.bse, rtol=1e-12)
+        frame = res.get_prediction(data.iloc[:4]).summary_frame(alpha=0.1)
+        assert (frame["ci_lower"] < frame["predicted"]).all()
+        assert (frame["predicted"] < frame["ci_upper"]).all()
+
+    def test_label_flip_and_bootstrap_intervals(self):
+        data, _ = ps.simulate_polyhedron(2000, d=2, k=2, noise=0.1, random_state=1)
+        flips = ps.plume_flip("y ~ x1 + x2", data, k=2).fit(alpha=1e-6)
+        low, high = flips.flip_rate_conf_int(0.05)
+        assert 0 < low < flips.flip_rate < high < 0.5
+        for alpha in (1.5, -0.1):
+            for call in (flips.flip_rate_conf_int, flips.summary, flips.conf_int):
+                with pytest.raises(ValueError, match="alpha must be a number"):
+                    call(alpha=alpha)
+        res = ps.plume("y ~ x1 + x2", data.iloc[:400], k=1).fit()
+        boot = res.bootstrap(n_boot=3, random_state=0, progress=False)
+        with pytest.raises(ValueError, match="alpha must be a number strictly"):
+            boot.conf_int(alpha=2)
