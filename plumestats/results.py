@@ -696,6 +696,60 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             return super().conf_int(alpha)
         return self._require_bootstrap().conf_int(alpha).to_numpy()
 
+    def t_test(self, r_matrix, cov_p=None, use_t=None):
+        """Wald (z) tests of linear constraints, as statsmodels' ``t_test``.
+
+        Parameters
+        ----------
+        r_matrix : str, list of str, dict, array_like or (R, q) tuple
+            The constraints; by name, e.g. ``"h1:x1 = h2:x1"`` (with ``k=1``
+            also ``"x1 = 0"``). A name that is not a parameter's gives a
+            ``ValueError`` that lists the valid ones.
+        cov_p : array_like, optional
+            Covariance to use instead of ``cov_params()``.
+        use_t : bool, optional
+            Use the t distribution (default: the fit's ``use_t``, False).
+
+        Returns
+        -------
+        statsmodels.stats.contrast.ContrastResults
+        """
+        from ._inference import parse_constraints
+
+        r_matrix = parse_constraints(self.model, r_matrix)
+        return super().t_test(r_matrix, cov_p=cov_p, use_t=use_t)
+
+    def f_test(self, r_matrix, cov_p=None, invcov=None):
+        """Joint F test of linear constraints, as statsmodels' ``f_test``;
+        ``r_matrix`` as for :meth:`t_test`."""
+        from ._inference import parse_constraints
+
+        r_matrix = parse_constraints(self.model, r_matrix)
+        return super().f_test(r_matrix, cov_p=cov_p, invcov=invcov)
+
+    def wald_test(
+        self,
+        r_matrix,
+        cov_p=None,
+        invcov=None,
+        use_f=None,
+        df_constraints=None,
+        scalar: bool = True,
+    ):
+        """Joint Wald test of linear constraints, as statsmodels'
+        ``wald_test``; ``r_matrix`` as for :meth:`t_test`."""
+        from ._inference import parse_constraints
+
+        r_matrix = parse_constraints(self.model, r_matrix)
+        return super().wald_test(
+            r_matrix,
+            cov_p=cov_p,
+            invcov=invcov,
+            use_f=use_f,
+            df_constraints=df_constraints,
+            scalar=scalar,
+        )
+
     def wald_test_terms(
         self,
         skip_single: bool = False,

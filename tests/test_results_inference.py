@@ -344,3 +344,55 @@ class TestConfidenceLevel:
         boot = res.bootstrap(n_boot=3, random_state=0, progress=False)
         with pytest.raises(ValueError, match="alpha must be a number strictly"):
             boot.conf_int(alpha=2)
+
+
+class TestStringConstraints:
+    def test_k1_bare_column_names_equal_logit(self, pair_k1):
+        logit, res = pair_k1
+        ours, theirs = res.t_test("x1 = x2"), logit.t_test("x1 = x2")
+        np.testing.assert_allclose(ours.effect, theirs.effect, rtol=1e-6)
+        np.testing.assert_allclose(ours.sd, theirs.sd, rtol=1e-6)
+        np.testing.assert_allclose(ours.sd, res.t_test("h1:x1 = h1:x2").sd)
+        joint = "C(g)[T.b] = 0, C(g)[T.c] = 0"
+        np.testing.assert_allclose(
+            res.wald_test(joint).statistic,
+            logit.wald_test(joint).statistic,
+            rtol=1e-6,
+        )
+        both = ["x1 = 0", "x2 = 0"]
+        np.testing.assert_allclose(
+            res.f_test(both).fvalue, logit.f_test(both).fvalue, rtol=1e-6
+        )
+
+    @pytest.mark.parametrize("method", ["t_test", "f_test", "wald_test"])
+    def test_unknown_names_are_named_with_the_valid_ones(self, pair_k1, method):
+        _, res = pair_k1
+        call = getattr(res, method)
+        with pytest.raises(ValueError, match=r"'h1:x9' is not a parameter") as info:
+            call("h1:x9 = 0")
+        message = str(info.value)
+        assert "h1:<column>" in message and "'C(g)[T.b]', 'C(g)[T.c]'" in message
+        assert type(info.value.__cause__).__name__ == "PatsyError"
+        with pytest.raises(ValueError, match=r"'zz' is not a parameter"):
+            call(["h1:x1 = 0", "zz = 1"])
+        with pytest.raises(ValueError, match="expected a noun"):
+            call("h1:x1 = ")
+
+    def test_k2_bare_column_asks_for_the_hyperplane(self, fit_k2):
+        _, res = fit_k2
+        with pytest.raises(
+            ValueError,
+            match=r"'x1' is a design column, not a parameter: with k=2 name its "
+            r"hyperplane, e.g. 'h1:x1'.*h<k>:<column> for k = 1..2",
+        ):
+            res.t_test("x1 = 0")
+        with pytest.raises(ValueError, match=r"'h3:x1' is not a parameter name"):
+            res.wald_test("h3:x1 = 0")
+        # matrices and (R, q) tuples pass through unchanged
+        restriction = np.eye(len(res.params))[[list(res.params.index).index("h1:x1")]]
+        by_matrix = res.t_test(restriction)
+        by_name = res.t_test("h1:x1 = 0")
+        np.testing.assert_allclose(by_matrix.sd, by_name.sd)
+        np.testing.assert_allclose(
+            res.t_test((restriction, np.array([0.5]))).effect, by_name.effect
+        )
