@@ -319,13 +319,18 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         if is_dask_collection(exog):  # statsmodels would load it whole
             return self.model.predict(self.params, exog, *args, **kwargs)
         try:
-            return super().predict(exog, transform, *args, **kwargs)
+            out = super().predict(exog, transform, *args, **kwargs)
         except PatsyError as exc:
             # statsmodels' generic first line hides the cause: lead with it
             cause = exc.__cause__ if exc.__cause__ is not None else exc
             raise ValueError(
                 f"could not apply the model's formula to the new data: {cause}"
             ) from exc
+        if isinstance(out, pd.DataFrame):
+            # which="gate", "expert" or "linear": one column per hyperplane,
+            # named as in params and hyperplanes (statsmodels numbers them)
+            out.columns = [f"h{i + 1}" for i in range(out.shape[1])]
+        return out
 
     def decision_function(self, exog=None, transform: bool = True):
         """``min_k w_k' x``: non-negative inside the polyhedron (class 1)."""

@@ -396,3 +396,23 @@ class TestStringConstraints:
         np.testing.assert_allclose(
             res.t_test((restriction, np.array([0.5]))).effect, by_name.effect
         )
+
+
+class TestPredictColumns:
+    @pytest.mark.parametrize("which", ["linear", "gate", "expert"])
+    def test_per_hyperplane_predictions_are_named_h1_to_hk(self, fit_k2, which):
+        data, res = fit_k2
+        new = data.iloc[5:12]
+        out = res.predict(new, which=which)
+        assert isinstance(out, pd.DataFrame)
+        assert list(out.columns) == ["h1", "h2"]
+        assert list(out.index) == list(new.index)
+        design = res.model.exog[5:12]
+        expected = res.model.predict(res.params.to_numpy(), design, which=which)
+        np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-14)
+        if which == "linear":  # h_k'x, the hyperplanes' own scores
+            np.testing.assert_allclose(
+                out.to_numpy(), design @ res.hyperplanes.to_numpy().T, rtol=1e-12
+            )
+        # the one-column predictions stay Series
+        assert isinstance(res.predict(new), pd.Series)
