@@ -283,6 +283,27 @@ def _design_names_only(margins):
         margins.results = results
 
 
+def _check_discrete_options(at: str, method: str, dummy, count) -> None:
+    """Refuse ``dummy``/``count`` with the options they are not defined for,
+    naming exactly the offending ones and what to use instead."""
+    discrete = " and ".join(
+        name for name, on in (("dummy=True", dummy), ("count=True", count)) if on
+    )
+    problems, fixes = [], []
+    if method in ("dyex", "eyex"):  # d/d log x has no 0 -> 1 counterpart
+        problems.append(f"method={method!r}")
+        fixes.append("method='dydx' or 'eydx'")
+    if at in ("median", "zero"):
+        problems.append(f"at={at!r}")
+        fixes.append("at='overall', 'mean' or 'all'")
+    if discrete and problems:
+        raise ValueError(
+            f"{discrete} (a difference of predictions) is not supported with "
+            f"{' and '.join(problems)}; use {' and '.join(fixes)}, or drop "
+            f"{discrete}"
+        )
+
+
 class PolyhedralMargins(DiscreteMargins):
     """Marginal effects of a PLUME fit on P(y = 1 | x).
 
@@ -304,13 +325,7 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
                 f"method must be one of {list(METHOD_CHOICES)}, got {method!r}"
             )
         at, method = at.lower(), method.lower()
-        undefined = method in ("dyex", "eyex") or at in ("median", "zero")
-        if (dummy or count) and undefined:
-            raise ValueError(
-                f"dummy=True/count=True take differences of predictions, which is "
-                f"not defined with method={method!r} or at={at!r}; use "
-                "method='dydx' or 'eydx' and at='overall', 'mean' or 'all'"
-            )
+        _check_discrete_options(at, method, dummy, count)
         self.margeff_options = {"method": method, "at": at}
         results = self.results
         model = results.model
