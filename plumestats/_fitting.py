@@ -246,12 +246,22 @@ def fit_direct(
     else:
         _user_start(model, scaling, start_params)  # validates the shape
     start_llf = model.loglike(np.asarray(start_params, dtype=float))
+    # statsmodels' bfgs, cg and ncg report function and gradient calls but not
+    # iterations; scipy and statsmodels' newton call the callback once per
+    # iteration, so counting the calls gives every optimiser's count
+    counted = [0]
+
+    def count_iterations(params):
+        counted[0] += 1
+        if callback is not None:
+            callback(params)
+
     arguments = {
         "start_params": np.asarray(start_params, dtype=float),
         "method": method,
         "maxiter": maxiter,
         "disp": disp,
-        "callback": callback,
+        "callback": count_iterations,
         # the covariance is computed by the results, where it is best conditioned
         "skip_hessian": True,
         **optimizer_kwargs,
@@ -262,6 +272,7 @@ def fit_direct(
     except np.linalg.LinAlgError:
         # statsmodels' Newton inverts the final Hessian itself whatever
         # skip_hessian says; when it is exactly singular, refit without output
+        counted[0] = 0
         mlefit = LikelihoodModel.fit(model, full_output=False, **arguments)
         optimizer_retvals = {"converged": False}
     params = np.asarray(mlefit.params, dtype=float)
@@ -274,7 +285,8 @@ def fit_direct(
     retvals = {
         **optimizer_retvals,
         "converged": converged,
-        "iterations": int(optimizer_retvals.get("iterations", 0) or 0),
+        # the optimiser's own count where statsmodels reports one
+        "iterations": int(optimizer_retvals.get("iterations", counted[0])),
         "message": f"statsmodels '{method}' optimiser "
         + ("converged" if converged else "did not converge")
         + (" (separation: the maximum is at infinity)" if separated else ""),
