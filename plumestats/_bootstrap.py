@@ -16,6 +16,7 @@ from statsmodels.tools.sm_exceptions import (
     PerfectSeparationWarning,
 )
 
+from ._inference import check_alpha
 from ._progress import Progress
 
 __all__ = ["BootstrapResults", "align_experts", "run_bootstrap"]
@@ -100,8 +101,7 @@ class BootstrapResults:
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
         """Percentile intervals: the ``alpha/2`` and ``1 - alpha/2`` quantiles."""
-        if not 0 < alpha < 1:
-            raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+        alpha = check_alpha(alpha)
         quantiles = np.quantile(
             self.params.to_numpy(), [alpha / 2, 1 - alpha / 2], axis=0
         )

@@ -271,7 +271,7 @@ def init_dask_model(model, endog, exog, *, k, gamma, missing, inside) -> None:
     model.nobs, model.k_vars = nobs, n_cols
     model.nparams = k * n_cols
     model.k_extra = 0
-    model.df_model = float(model.nparams - model.k_constant)
+    model.df_model = float(model.nparams - 1)  # as PolyhedralMixtureLogit's
     model.df_resid = float(nobs - model.nparams)
     model.data.param_names = [f"h{i + 1}:{name}" for i in range(k) for name in names]
     model._row_source = DaskBlocks(x, y_pm, scaling)

@@ -248,6 +248,10 @@ def fit_direct(
         _user_start(model, scaling, start_params)  # validates the shape
     start_params = np.asarray(start_params, dtype=float)
     start_llf = model.loglike(start_params)
+    # statsmodels' bfgs, cg and ncg report function and gradient calls but not
+    # iterations; scipy and statsmodels' newton call the callback once per
+    # iteration, so the iterates recorded give every optimiser's count (and the
+    # best point reached, should plain Newton fail)
     iterates = [start_params]
 
     def record(params):
@@ -280,7 +284,7 @@ def fit_direct(
         # statsmodels' plain Newton solves with the Hessian at every step (and
         # inverts the last one whatever skip_hessian says): undamped steps from
         # a poor start can run off to where it is exactly singular
-        optimizer_retvals = {"converged": False, "iterations": len(iterates) - 1}
+        optimizer_retvals = {"converged": False}
         finite = [p for p in iterates if np.all(np.isfinite(p))]
         params = max(finite, key=model.loglike)
         singular = (
@@ -301,7 +305,8 @@ def fit_direct(
     retvals = {
         **optimizer_retvals,
         "converged": converged,
-        "iterations": int(optimizer_retvals.get("iterations", 0) or 0),
+        # the optimiser's own count where statsmodels reports one
+        "iterations": int(optimizer_retvals.get("iterations", len(iterates) - 1)),
         "message": f"statsmodels '{method}' optimiser "
         + ("converged" if converged else "did not converge")
         + (" (separation: the maximum is at infinity)" if separated else "")

@@ -55,6 +55,7 @@ import numpy as np
 from scipy.special import expit
 from statsmodels.discrete.discrete_margins import DiscreteMargins
 
+from ._inference import check_alpha
 from ._likelihood import gate_probabilities, linear_scores, predict_mean
 from ._prediction import free_parameters
 from ._validation import require_estimation_data
@@ -282,6 +283,27 @@ def _design_names_only(margins):
         margins.results = results
 
 
+def _check_discrete_options(at: str, method: str, dummy, count) -> None:
+    """Refuse ``dummy``/``count`` with the options they are not defined for,
+    naming exactly the offending ones and what to use instead."""
+    discrete = " and ".join(
+        name for name, on in (("dummy=True", dummy), ("count=True", count)) if on
+    )
+    problems, fixes = [], []
+    if method in ("dyex", "eyex"):  # d/d log x has no 0 -> 1 counterpart
+        problems.append(f"method={method!r}")
+        fixes.append("method='dydx' or 'eydx'")
+    if at in ("median", "zero"):
+        problems.append(f"at={at!r}")
+        fixes.append("at='overall', 'mean' or 'all'")
+    if discrete and problems:
+        raise ValueError(
+            f"{discrete} (a difference of predictions) is not supported with "
+            f"{' and '.join(problems)}; use {' and '.join(fixes)}, or drop "
+            f"{discrete}"
+        )
+
+
 class PolyhedralMargins(DiscreteMargins):
     """Marginal effects of a PLUME fit on P(y = 1 | x).
 
@@ -303,13 +325,7 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
                 f"method must be one of {list(METHOD_CHOICES)}, got {method!r}"
             )
         at, method = at.lower(), method.lower()
-        undefined = method in ("dyex", "eyex") or at in ("median", "zero")
-        if (dummy or count) and undefined:
-            raise ValueError(
-                f"dummy=True/count=True take differences of predictions, which is "
-                f"not defined with method={method!r} or at={at!r}; use "
-                "method='dydx' or 'eydx' and at='overall', 'mean' or 'all'"
-            )
+        _check_discrete_options(at, method, dummy, count)
         self.margeff_options = {"method": method, "at": at}
         results = self.results
         model = results.model
@@ -335,14 +351,20 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         self.margeff_se = np.sqrt(np.diag(self.margeff_cov))
         self.margeff = effects[effects_idx]
 
+    def conf_int(self, alpha: float = 0.05):
+        return super().conf_int(check_alpha(alpha))
+
     def summary_frame(self, alpha: float = 0.05):
+        alpha = check_alpha(alpha)
         with _design_names_only(self):
             return super().summary_frame(alpha)
 
     def summary(self, alpha: float = 0.05):
+        alpha = check_alpha(alpha)
         with _design_names_only(self):
             return super().summary(alpha)
 
+    conf_int.__doc__ = DiscreteMargins.conf_int.__doc__
     summary_frame.__doc__ = DiscreteMargins.summary_frame.__doc__
     summary.__doc__ = DiscreteMargins.summary.__doc__
 

@@ -36,9 +36,12 @@ import pandas as pd
 from scipy.special import expit, log_expit
 from statsmodels.base._prediction_inference import PredictionResultsMonotonic
 
+from ._inference import check_alpha
 from ._likelihood import compute_hard_terms, compute_terms, linear_scores
+from ._validation import require_estimation_data
 
 __all__ = [
+    "PredictionResults",
     "design_rows",
     "flip_log_odds_and_jacobian",
     "free_parameters",
@@ -118,6 +121,30 @@ def _log_probabilities(model, params, exog, jacobian: bool = True):
     return yes._log_lik[:, 0], no._log_lik[:, 0], gradient
 
 
+class PredictionResults(PredictionResultsMonotonic):
+    """statsmodels' ``PredictionResultsMonotonic`` whose ``alpha`` must lie in
+    (0, 1): outside it the interval's quantile gives reversed bounds or NaN
+    without a word."""
+
+    def conf_int(self, method: str = "endpoint", alpha: float = 0.05, **kwds):
+        """Confidence intervals of the predictions, ``(n, 2)``.
+
+        Parameters
+        ----------
+        method : {"endpoint", "delta"}
+            ``"endpoint"``: the interval of the log-odds mapped back (inside
+            (0, 1)); ``"delta"``: the delta method on the probability scale.
+        alpha : float
+            One minus the confidence level, strictly between 0 and 1.
+        """
+        return super().conf_int(method=method, alpha=check_alpha(alpha), **kwds)
+
+    def summary_frame(self, alpha: float = 0.05):
+        """``predicted``, ``se``, ``ci_lower`` and ``ci_upper`` per row; ``alpha``
+        is one minus the confidence level, strictly between 0 and 1."""
+        return super().summary_frame(alpha=check_alpha(alpha))
+
+
 def free_parameters(results, jacobian: np.ndarray):
     """``cov_params()`` and a Jacobian (parameters in its last axis), less the
     parameters the fit held fixed: a flip rate at its boundary 0, the last
@@ -134,6 +161,11 @@ def design_rows(results, exog, transform: bool, row_labels):
     ``predict`` builds them (the formula applied to a DataFrame; rows with
     missing values dropped, as ``Logit.get_prediction`` does)."""
     if exog is None:
+        require_estimation_data(
+            results.model,
+            "get_prediction() without exog predicts at",
+            "pass exog, the rows to predict at",
+        )
         labels = getattr(results.model.data, "row_labels", None)
         return np.asarray(results.model.exog, dtype=float), (
             labels if row_labels is None else row_labels
@@ -160,7 +192,7 @@ def design_rows(results, exog, transform: bool, row_labels):
 
 def prediction_results(
     results, exog, transform: bool, row_labels, average: bool, agg_weights
-) -> PredictionResultsMonotonic:
+) -> PredictionResults:
     """What :meth:`PolyhedralMixtureLogitResults.get_prediction` returns for
     ``which="mean"``."""
     design, labels = design_rows(results, exog, transform, row_labels)
@@ -171,7 +203,7 @@ def prediction_results(
         var_log_odds = np.sum((jacobian @ cov) * jacobian, axis=1)
         prob = expit(log_odds)
         slope = prob * expit(-log_odds)
-        return PredictionResultsMonotonic(
+        return PredictionResults(
             prob,
             slope**2 * var_log_odds,
             linpred=log_odds,
@@ -187,7 +219,7 @@ def prediction_results(
     mean = float(weights @ prob)
     gradient = (weights * prob * expit(-log_odds)) @ jacobian
     variance = np.array([gradient @ cov @ gradient])
-    return PredictionResultsMonotonic(
+    return PredictionResults(
         np.array([mean]),
         variance,
         linpred=np.array([mean]),

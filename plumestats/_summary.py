@@ -67,6 +67,41 @@ def _flip_note(results, alpha) -> str:
     )
 
 
+def _check_xname(results, xname) -> list[str]:
+    """``xname`` as a list: one name per design column (one block's, the same
+    for every hyperplane) or one per parameter; any other length would shift
+    the table's rows against the numbers."""
+    model = results.model
+    n_params = len(model.data.param_names)
+    if isinstance(xname, str) or len(xname) not in (model.k_vars, n_params):
+        got = repr(xname) if isinstance(xname, str) else f"{len(xname)} names"
+        if n_params == model.k_vars:  # k=1: the two readings coincide
+            expected = f"{n_params} names (one per parameter, as in params.index)"
+        else:
+            expected = (
+                f"{model.k_vars} names (one per design column, used for every "
+                f"hyperplane) or of {n_params} (one per parameter, as in "
+                "params.index)"
+            )
+        raise ValueError(f"xname must be a list of {expected}; got {got}")
+    return [str(name) for name in xname]
+
+
+def _row_labels(results, xname) -> list[str]:
+    """The coefficient tables' row label of every parameter, in ``params``
+    order: each hyperplane's block is labelled by the design columns (or
+    ``xname``), any extra parameter by its own name."""
+    model = results.model
+    param_names = list(model.data.param_names)
+    if xname is None:
+        xname = list(model.exog_names)
+    else:
+        xname = _check_xname(results, xname)
+        if len(xname) == len(param_names) and len(xname) != model.k_vars:
+            return xname
+    return xname * results.k + param_names[results.k * model.k_vars :]
+
+
 def _bootstrap_columns(params, boot, alpha):
     bse = boot.bse.to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -125,13 +160,14 @@ def build_summary(
     if title is None:
         title = f"{type(results.model).__name__} Regression Results"
     smry = Summary()
-    exog_names = list(xname) if xname is not None else list(results.model.exog_names)
+    labels = _row_labels(results, xname)
+    p = results.model.k_vars
     smry.add_table_2cols(
         results,
         gleft=top_left,
         gright=top_right,
         yname=yname,
-        xname=exog_names,
+        xname=labels[:p],
         title=title,
     )
 
@@ -143,15 +179,12 @@ def build_summary(
         conf = np.asarray(results.conf_int(alpha))
     else:
         bse, tvalues, pvalues, conf = _bootstrap_columns(params, bootstrap, alpha)
-    p = len(exog_names)
     blocks = [
-        (f"hyperplane h{k + 1}", slice(k * p, (k + 1) * p), exog_names)
-        for k in range(results.k)
+        (f"hyperplane h{k + 1}", slice(k * p, (k + 1) * p)) for k in range(results.k)
     ]
     if flips:
-        flip_name = results.model.data.param_names[-1]
-        blocks.append(("label flips", slice(results.k * p, None), [flip_name]))
-    for label, rows, names in blocks:
+        blocks.append(("label flips", slice(results.k * p, None)))
+    for label, rows in blocks:
         table = summary_params(
             (
                 results,
@@ -162,7 +195,7 @@ def build_summary(
                 conf[rows],
             ),
             yname=label,
-            xname=names,
+            xname=labels[rows],
             alpha=alpha,
             use_t=results.use_t,
         )
@@ -227,10 +260,12 @@ def build_summary2(
     ``Logit.summary2``) with the outcome, K and gate in a closing note."""
     from statsmodels.iolib import summary2
 
-    if xname is not None and len(xname) == results.model.k_vars:
-        # one block's names, as summary() takes them: name every hyperplane's
-        names = [f"h{k + 1}:{name}" for k in range(results.k) for name in xname]
-        xname = names + list(results.model.data.param_names[len(names) :])
+    if xname is not None:
+        xname = _check_xname(results, xname)
+        if len(xname) == results.model.k_vars:
+            # one block's names, as summary() takes them: name every hyperplane's
+            names = [f"h{k + 1}:{name}" for k in range(results.k) for name in xname]
+            xname = names + list(results.model.data.param_names[len(names) :])
     smry = summary2.Summary()
     smry.add_base(
         results=results,

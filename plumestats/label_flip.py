@@ -40,6 +40,7 @@ from ._flip import (
     flip_state,
     run_flip_em,
 )
+from ._inference import check_alpha
 from ._likelihood import Terms, compute_terms, linear_scores
 from ._validation import check_choice, check_positive_float
 from .model import PolyhedralMixtureLogit, check_fit_options
@@ -126,8 +127,9 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         self.nparams = self.k * self.k_vars + 1
         self.k_extra = 1
         # statsmodels' convention (NegativeBinomial's alpha): df_model counts
-        # the regression parameters, k_extra the others
-        self.df_model = float(self.nparams - self.k_extra - self.k_constant)
+        # the regression parameters less the null's intercept, k_extra the
+        # others (llr_pvalue adds it back)
+        self.df_model = float(self.nparams - self.k_extra - 1)
         self.df_resid = float(self.nobs - self.nparams)
         self.data.param_names = [*self.data.param_names, FLIP_PARAM]
 
@@ -475,6 +477,7 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
     def flip_rate_conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
         """Wald interval of ``flip_logit`` mapped to the flip rate (it stays
         inside ``(0, 0.5)``, unlike the delta-method one)."""
+        alpha = check_alpha(alpha)
         eta = float(np.asarray(self.params)[-1])
         half = stats.norm.isf(alpha / 2.0) * float(np.asarray(self.bse)[-1])
         return float(expit(eta - half) / 2.0), float(expit(eta + half) / 2.0)
@@ -504,6 +507,7 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
         """Summary tables: the header, one block per hyperplane, the flip rate."""
         from ._summary import build_summary
 
+        alpha = check_alpha(alpha)
         return build_summary(self, yname=yname, xname=xname, title=title, alpha=alpha)
 
 

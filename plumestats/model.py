@@ -30,6 +30,7 @@ from ._validation import (
     precheck_data,
     precheck_formula_data,
     prepare_endog,
+    require_estimation_data,
     resolve_inside,
     statsmodels_exog_names,
 )
@@ -265,7 +266,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         self.k_vars = self.exog.shape[1]
         self.nparams = self.k * self.k_vars
         self.k_extra = 0
-        self.df_model = float(self.nparams - self.k_constant)
+        # as statsmodels' discrete models (rank - 1 whatever the constant): the
+        # LR test's null, llnull, is the intercept-only logit, one parameter
+        self.df_model = float(self.nparams - 1)
         self.df_resid = float(self.nobs - self.nparams)
         self.data.param_names = [
             f"h{i + 1}:{name}" for i in range(self.k) for name in self.exog_names
@@ -433,7 +436,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             # self.predict, not predict_rows: a subclass's mean (label flips)
             mean = self.predict(params, exog, which="mean")
             return mean * (1.0 - mean)
-        exog = self.exog if exog is None else exog
+        if exog is None:
+            require_estimation_data(
+                self,
+                "predict() without exog predicts at",
+                "pass exog, the rows to predict at",
+            )
+            exog = self.exog
         if _dask.is_dask_collection(exog):
             if len(exog.shape) != 2 or exog.shape[1] != self.k_vars:
                 raise ValueError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from patsy import PatsyError
@@ -24,6 +26,7 @@ from ._covariance import (
 from ._dask import is_dask_collection
 from ._diagnostics import FitDiagnostics, compute_diagnostics, warn_diagnostics
 from ._fitting import warn_if_unsettled
+from ._inference import check_alpha
 from ._validation import check_choice, check_int, require_estimation_data
 from .bounds import HoldoutBound, RademacherBound, holdout_bound, rademacher_bound
 from .model import predict_rows
@@ -122,7 +125,23 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         data_sums=None,
         scaling=None,
     ):
-        super().__init__(model, mlefit)
+        with warnings.catch_warnings():
+            # df_model is K p - 1 with or without a constant (statsmodels'
+            # discrete models' count), which this generic check does not know
+            warnings.filterwarnings(
+                "ignore", "df_model \\+ k_constant \\+ k_extra differs", UserWarning
+            )
+            super().__init__(model, mlefit)
+        # GenericLikelihoodModelResults names its data arrays for remove_data()
+        # and then copies mlefit's empty lists over them; name them again, with
+        # the per-observation values that may sit in the cache
+        self._data_attr = ["endog", "exog"]
+        self._data_in_cache = [
+            "fittedvalues",
+            "resid_response",
+            "resid_pearson",
+            "resid_dev",
+        ]
         self.k = model.k
         self.gamma = model.gamma
         self.k_params = model.nparams
@@ -196,6 +215,8 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
     def llr_pvalue(self) -> float:
         """Chi-squared p-value of ``llr`` on ``df_model`` degrees of freedom.
 
+        ``df_model`` is ``K p - 1``, the parameters beyond the null's one,
+        with or without a constant in the design, as ``Logit`` counts them.
         For K > 1 the test is non-regular (the experts are not identified under
         the null), so the p-value is only indicative.
         """
@@ -298,13 +319,18 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         if is_dask_collection(exog):  # statsmodels would load it whole
             return self.model.predict(self.params, exog, *args, **kwargs)
         try:
-            return super().predict(exog, transform, *args, **kwargs)
+            out = super().predict(exog, transform, *args, **kwargs)
         except PatsyError as exc:
             # statsmodels' generic first line hides the cause: lead with it
             cause = exc.__cause__ if exc.__cause__ is not None else exc
             raise ValueError(
                 f"could not apply the model's formula to the new data: {cause}"
             ) from exc
+        if isinstance(out, pd.DataFrame):
+            # which="gate", "expert" or "linear": one column per hyperplane,
+            # named as in params and hyperplanes (statsmodels numbers them)
+            out.columns = [f"h{i + 1}" for i in range(out.shape[1])]
+        return out
 
     def decision_function(self, exog=None, transform: bool = True):
         """``min_k w_k' x``: non-negative inside the polyhedron (class 1)."""
@@ -349,10 +375,11 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
 
         Returns
         -------
-        PredictionResultsMonotonic
-            statsmodels' prediction results: ``predicted``, ``se``,
-            ``conf_int(alpha=...)`` and ``summary_frame(alpha=...)`` (columns
-            ``predicted``, ``se``, ``ci_lower``, ``ci_upper``).
+        plumestats._prediction.PredictionResults
+            statsmodels' ``PredictionResultsMonotonic`` (``predicted``,
+            ``se``, ``conf_int(alpha=...)`` and ``summary_frame(alpha=...)``,
+            columns ``predicted``, ``se``, ``ci_lower``, ``ci_upper``), with
+            ``alpha`` checked to lie in (0, 1).
         """
         from ._prediction import prediction_results
 
@@ -522,6 +549,11 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
                 params=internal.ravel(),
                 **self._prediction_settings(threshold),
             )["table"]
+        require_estimation_data(
+            self.model,
+            "pred_table() counts the classifications of",
+            "refit the model, or compare predict(exog) with the outcomes yourself",
+        )
         observed = np.asarray(self.model.endog)
         predicted = np.asarray(self.model.predict(self.params)) > threshold
         return _confusion(observed, predicted)
@@ -657,16 +689,138 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         Parameters
         ----------
         alpha : float
-            One minus the confidence level.
+            One minus the confidence level, strictly between 0 and 1.
         method : {"wald", "bootstrap"}
             ``"wald"``: ``params +- z * bse`` with the fit's ``cov_type``;
             ``"bootstrap"``: percentile intervals of the last
             :meth:`bootstrap`.
         """
         check_choice(method, "method", ("wald", "bootstrap"))
+        alpha = check_alpha(alpha)
         if method == "wald":
             return super().conf_int(alpha)
         return self._require_bootstrap().conf_int(alpha).to_numpy()
+
+    def t_test(self, r_matrix, cov_p=None, use_t=None):
+        """Wald (z) tests of linear constraints, as statsmodels' ``t_test``.
+
+        Parameters
+        ----------
+        r_matrix : str, list of str, dict, array_like or (R, q) tuple
+            The constraints; by name, e.g. ``"h1:x1 = h2:x1"`` (with ``k=1``
+            also ``"x1 = 0"``). A name that is not a parameter's gives a
+            ``ValueError`` that lists the valid ones.
+        cov_p : array_like, optional
+            Covariance to use instead of ``cov_params()``.
+        use_t : bool, optional
+            Use the t distribution (default: the fit's ``use_t``, False).
+
+        Returns
+        -------
+        statsmodels.stats.contrast.ContrastResults
+        """
+        from ._inference import parse_constraints
+
+        r_matrix = parse_constraints(self.model, r_matrix)
+        return super().t_test(r_matrix, cov_p=cov_p, use_t=use_t)
+
+    def f_test(self, r_matrix, cov_p=None, invcov=None):
+        """Joint F test of linear constraints, as statsmodels' ``f_test``;
+        ``r_matrix`` as for :meth:`t_test`."""
+        from ._inference import parse_constraints
+
+        r_matrix = parse_constraints(self.model, r_matrix)
+        return super().f_test(r_matrix, cov_p=cov_p, invcov=invcov)
+
+    def wald_test(
+        self,
+        r_matrix,
+        cov_p=None,
+        invcov=None,
+        use_f=None,
+        df_constraints=None,
+        scalar: bool = True,
+    ):
+        """Joint Wald test of linear constraints, as statsmodels'
+        ``wald_test``; ``r_matrix`` as for :meth:`t_test`."""
+        from ._inference import parse_constraints
+
+        r_matrix = parse_constraints(self.model, r_matrix)
+        return super().wald_test(
+            r_matrix,
+            cov_p=cov_p,
+            invcov=invcov,
+            use_f=use_f,
+            df_constraints=df_constraints,
+            scalar=scalar,
+        )
+
+    def wald_test_terms(
+        self,
+        skip_single: bool = False,
+        extra_constraints=None,
+        combine_terms=None,
+        scalar: bool = True,
+    ):
+        """Joint Wald tests that each term's coefficients are zero in every
+        hyperplane.
+
+        As statsmodels' ``wald_test_terms``, whose terms are column slices of
+        the design, i.e. of the first hyperplane's block only. Here a term's
+        test covers its columns in all K blocks, ``K * (columns of the term)``
+        constraints; with ``k=1`` the table equals ``Logit``'s.
+
+        Parameters
+        ----------
+        skip_single : bool, default False
+            Leave out the terms of a single design column (for K > 1 their
+            test still has K constraints, one per hyperplane).
+        extra_constraints : list of (str, ndarray), optional
+            More tests, as ``(name, constraint matrix)`` with one column per
+            parameter (``len(params)``).
+        combine_terms : list of str, optional
+            Each string gives one more joint test, of every term whose name
+            contains it (of every column, without a formula), in every
+            hyperplane.
+        scalar : bool, default True
+            Return each statistic as a float (passed to :meth:`wald_test`).
+
+        Returns
+        -------
+        statsmodels.stats.contrast.WaldTestResults
+            ``table``: a DataFrame with one row per test and the columns
+            ``statistic``, ``pvalue`` and ``df_constraint`` (printed as
+            ``chi2``, ``P>chi2``, ``df constraint``).
+
+        Notes
+        -----
+        Terms come from the formula (``Intercept``, ``C(g)``, ``x1``, ...);
+        without one each design column is a term. The label-flip model's
+        ``flip_logit`` belongs to no term; test it with :meth:`wald_test`.
+        """
+        from statsmodels.stats.contrast import WaldTestResults
+
+        from ._inference import term_constraints
+
+        constraints, combined = term_constraints(
+            self.model, len(self.params), bool(skip_single), combine_terms or []
+        )
+        use_t = bool(self.use_t)
+        rows, index = [], []
+        for name, matrix in [*constraints, *combined, *(extra_constraints or [])]:
+            test = self.wald_test(matrix, scalar=scalar)
+            # the rank-adjusted number of constraints, as statsmodels reports
+            df_constraint = int(test.df_num if use_t else test.df_denom)
+            row = [test.statistic, test.pvalue, df_constraint]
+            if use_t:
+                row.append(test.df_denom)
+            rows.append(row)
+            index.append(name)
+        columns = ["statistic", "pvalue", "df_constraint"]
+        if use_t:
+            columns.append("df_denom")
+        table = pd.DataFrame(rows, index=index, columns=columns)
+        return WaldTestResults(None, ["chi2", "F"][use_t], None, table=table)
 
     def holdout_bound(
         self, test_data, delta: float = 0.05, threshold: float = 0.5
@@ -715,7 +869,9 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         yname : str, optional
             Name of the outcome.
         xname : list of str, optional
-            Names of the design columns (one block's rows).
+            Names of the design columns (one block's rows, the same for every
+            hyperplane) or of every parameter (as ``params.index``); any other
+            length is a ``ValueError``.
         title : str, optional
             Title of the summary.
         alpha : float
@@ -732,6 +888,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
                 f"summary(cov_type=...) takes None or 'bootstrap', got {cov_type!r}; "
                 "for another covariance refit with fit(cov_type=...)"
             )
+        alpha = check_alpha(alpha)
         boot = self._require_bootstrap() if cov_type == "bootstrap" else None
         return build_summary(
             self, yname=yname, xname=xname, title=title, alpha=alpha, bootstrap=boot
@@ -755,7 +912,8 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             Name of the outcome.
         xname : list of str, optional
             Names of the design columns (one block's rows, as for
-            :meth:`summary`) or of every parameter.
+            :meth:`summary`, prefixed ``h<k>:`` here) or of every parameter;
+            any other length is a ``ValueError``.
         title : str, optional
             Title of the summary.
         alpha : float
@@ -765,6 +923,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         """
         from ._summary import build_summary2
 
+        alpha = check_alpha(alpha)
         return build_summary2(self, yname, xname, title, alpha, float_format)
 
 

@@ -75,12 +75,12 @@ def test_spector_matches_logit():
 
 
 def test_no_intercept_matches_logit():
-    """Everything but df_model: Logit uses rank(exog) - 1 even without a constant,
-    we count K p - k_constant parameters beyond the (intercept-only) null."""
+    """df_model included: both count the parameters beyond the intercept-only
+    null, rank(exog) - 1 = K p - 1, with or without a constant."""
     data = logistic_data(nobs=500, d=3, seed=4)
     logit, plume = _pair("y ~ x1 + x2 + x3 - 1", data)
-    _assert_same_fit(logit, plume, same_df=False)
-    assert plume.df_model == 3
+    _assert_same_fit(logit, plume)
+    assert plume.df_model == logit.df_model == 2
 
 
 @pytest.mark.parametrize("cov_type", ["HC0", "cluster"])

@@ -187,7 +187,21 @@ def test_at_all_and_atexog(polyhedral_fits):
     [
         ({"at": "middle"}, "at must be one of"),
         ({"method": "dy"}, "method must be one of"),
-        ({"dummy": True, "method": "eyex"}, "dummy=True/count=True"),
+        (
+            {"dummy": True, "method": "eyex"},
+            r"^dummy=True \(a difference of predictions\) is not supported with "
+            r"method='eyex'; use method='dydx' or 'eydx', or drop dummy=True$",
+        ),
+        (
+            {"count": True, "at": "median"},
+            r"^count=True .* not supported with at='median'; use at='overall', "
+            r"'mean' or 'all', or drop count=True$",
+        ),
+        (
+            {"dummy": True, "count": True, "method": "dyex", "at": "zero"},
+            r"^dummy=True and count=True .* with method='dyex' and at='zero'; use "
+            r"method='dydx' or 'eydx' and at='overall', 'mean' or 'all', or drop",
+        ),
         ({"atexog": {"x9": 1.0}}, "atexog key 'x9'"),
         ({"atexog": {7: 1.0}}, "atexog keys must be column indices"),
         ({"atexog": np.ones((2, 2))}, "atexog must have 4 columns"),

@@ -1,0 +1,176 @@
+"""Inference helpers of the results: confidence levels, linear constraints on
+the parameters, and the joint Wald tests of :meth:`wald_test_terms`.
+
+PLUME's parameter vector is hyperplane-major, ``[w_1, ..., w_K]`` with each
+block ordered like the design's ``p`` columns (then any extra parameters, such
+as the label-flip model's ``flip_logit``). A design column therefore has one
+parameter in every block: a term "is zero" only when its columns are zero in
+every hyperplane, which is the joint test built here.
+"""
+
+from __future__ import annotations
+
+import numbers
+import re
+
+import numpy as np
+from patsy import DesignInfo, PatsyError
+
+try:  # statsmodels >= 0.15: patsy or formulaic model specs
+    from statsmodels.formula._manager import FormulaManager
+except ImportError:  # pragma: no cover - statsmodels 0.14 (patsy only)
+    FormulaManager = None
+
+__all__ = ["check_alpha", "parse_constraints", "term_constraints"]
+
+
+def check_alpha(alpha, name: str = "alpha") -> float:
+    """A significance level strictly between 0 and 1.
+
+    ``alpha`` outside (0, 1) gives reversed bounds (``alpha > 1``) or NaN
+    (``alpha < 0``) in ``q = ppf(1 - alpha / 2)``, silently; refuse it.
+    """
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, numbers.Real)
+        or not 0.0 < float(alpha) < 1.0
+    ):
+        raise ValueError(
+            f"{name} must be a number strictly between 0 and 1 (one minus the "
+            f"confidence level: 0.05 gives 95% intervals), got {alpha!r}"
+        )
+    return float(alpha)
+
+
+# ------------------------------------------------------------ wald_test_terms
+def _design_terms(model) -> list[tuple[str, list[int]]] | None:
+    """``(term name, design column indices)`` of a formula model's terms, or
+    ``None`` without a formula."""
+    data = model.data
+    spec = getattr(data, "model_spec", None)
+    if spec is None:  # statsmodels 0.14 keeps patsy's DesignInfo here
+        spec = getattr(data, "design_info", None)
+    if spec is None:
+        return None
+    manager = FormulaManager() if FormulaManager is not None else None
+    terms = []
+    for term in spec.terms:
+        if manager is not None:
+            columns, name = manager.get_slice(spec, term), manager.get_term_name(term)
+        else:  # pragma: no cover - statsmodels 0.14
+            columns, name = spec.slice(term), term.name()
+        terms.append((name, list(range(model.k_vars))[columns]))
+    return terms
+
+
+def term_constraints(
+    model, n_params: int, skip_single: bool, combine_terms
+) -> tuple[list, list]:
+    """The constraint matrices of :meth:`wald_test_terms`.
+
+    Each term (each column without a formula) gets the rows of the identity
+    that pick its columns in every hyperplane, ``K * len(columns)`` rows; each
+    ``combine_terms`` entry stacks the rows of every term (column) whose name
+    contains it, as statsmodels does. ``skip_single`` leaves out the terms of
+    a single design column. Returns ``(constraints, combined)``, lists of
+    ``(name, matrix)``.
+    """
+    identity = np.eye(n_params)
+    p = model.k_vars
+
+    def rows(columns: list[int]) -> np.ndarray:
+        return identity[[k * p + j for k in range(model.k) for j in columns]]
+
+    terms = _design_terms(model)
+    if terms is None:  # the design's columns stand for the terms
+        terms = [(name, [j]) for j, name in enumerate(model.exog_names)]
+    constraints = [
+        (name, rows(columns))
+        for name, columns in terms
+        if not (skip_single and len(columns) == 1)
+    ]
+    combined = []
+    for part in combine_terms:
+        matched = [columns for name, columns in terms if part in name]
+        if not matched:
+            raise ValueError(
+                f"combine_terms entry {part!r} is not part of any term's name; "
+                f"the terms are {[name for name, _ in terms]}"
+            )
+        combined.append((part, rows([j for columns in matched for j in columns])))
+    return constraints, combined
+
+
+# ------------------------------------------------------- string constraints
+def _is_named_form(r_matrix) -> bool:
+    """A constraint given by parameter names (a string, a list of strings or a
+    ``{name: value}`` dict) rather than by matrices."""
+    if isinstance(r_matrix, (str, dict)):
+        return True
+    return (
+        isinstance(r_matrix, list)
+        and len(r_matrix) > 0
+        and all(isinstance(item, str) for item in r_matrix)
+    )
+
+
+def _unknown_token(exc: Exception) -> str | None:
+    """The name patsy could not recognise, read from where its error points."""
+    origin = getattr(exc, "origin", None)
+    if origin is None or "unrecognized token" not in str(exc):
+        return None
+    match = re.match(r"[^\s=,+\-*/]+", origin.code[origin.start :])
+    return match.group(0) if match else None
+
+
+def parse_constraints(model, r_matrix):
+    """``(R, q)`` for a constraint given by parameter names, for statsmodels'
+    ``t_test``, ``f_test`` and ``wald_test``; other forms come back unchanged.
+
+    The names are ``h<k>:<column>``. With ``k=1`` the bare column names are
+    accepted as well (``"x1 = 0"`` for ``"h1:x1 = 0"``): the one block is in
+    the design's column order, so they pick the same parameters. A constraint
+    that cannot be parsed raises a ``ValueError`` naming the unknown name (if
+    that is the problem) and the valid ones.
+    """
+    if not _is_named_form(r_matrix):
+        return r_matrix
+    names = list(model.data.param_names)
+    try:
+        constraint = DesignInfo(names).linear_constraint(r_matrix)
+    except (PatsyError, ValueError) as exc:
+        if model.k == 1:
+            bare = [*model.exog_names, *names[model.k_vars :]]
+            try:
+                constraint = DesignInfo(bare).linear_constraint(r_matrix)
+            except (PatsyError, ValueError):
+                pass
+            else:
+                return constraint.coefs, constraint.constants
+        raise ValueError(_constraint_message(model, r_matrix, exc)) from exc
+    return constraint.coefs, constraint.constants
+
+
+def _constraint_message(model, r_matrix, exc: Exception) -> str:
+    token = _unknown_token(exc)
+    if token is not None and token in model.exog_names:
+        problem = (
+            f"{token!r} is a design column, not a parameter: with k={model.k} "
+            f"name its hyperplane, e.g. 'h1:{token}'"
+        )
+    elif token is not None:
+        problem = f"{token!r} is not a parameter name"
+    else:  # patsy's first line says what is malformed
+        problem = str(exc).splitlines()[0]
+    columns = ", ".join(repr(name) for name in model.exog_names)
+    extras = list(model.data.param_names)[model.k * model.k_vars :]
+    extra = f", and {', '.join(repr(name) for name in extras)}" if extras else ""
+    if model.k == 1:
+        pattern = "h1:<column> (or the bare column)"
+    else:
+        pattern = f"h<k>:<column> for k = 1..{model.k}"
+    return (
+        f"could not parse the constraint {r_matrix!r}: {problem}. The parameters "
+        f"are named {pattern} with column one of {columns}{extra}; e.g. "
+        f"'h1:{model.exog_names[-1]} = 0'"
+    )
