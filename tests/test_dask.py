@@ -177,6 +177,8 @@ def named_reference(triangle):
     return ps.PolyhedralMixtureLogit(triangle["y"], exog, k=3).fit()
 
 
+# dask's parquet reader calls reset_index(inplace=True), which pandas 3.1 deprecates
+@pytest.mark.filterwarnings("ignore:The inplace keyword:DeprecationWarning")
 def test_dask_read_parquet_of_several_files(
     client, triangle, named_reference, tmp_path
 ):
