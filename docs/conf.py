@@ -1,6 +1,6 @@
 """Sphinx configuration of the plumestats documentation.
 
-Build with ``python -m sphinx -W --keep-going -b html docs docs/_build/html``
+Build with ``python -m sphinx -n -W --keep-going -b html docs docs/_build/html``
 (needs ``pip install "plumestats[docs]"``). Nothing here executes notebooks: the
 only code run at build time is five quick examples, whose printed output and
 figures the pages show (a few seconds).

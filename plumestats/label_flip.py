@@ -12,7 +12,7 @@ flip rate as a parameter of the likelihood instead (Copas, 1988):
 
 i.e. each label is a coin toss with probability :math:`\lambda`, flipped with
 probability :math:`\varepsilon = \lambda / 2`. The maths and the EM are in
-:mod:`plumestats._flip`.
+``plumestats._flip``.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
 
     def score_obs(self, params):
         """Per-observation gradients, ``(nobs, K p + 1)``; see
-        :mod:`plumestats._flip` for the formulas."""
+        ``plumestats._flip`` for the formulas."""
         state = self._state(params)[1]
         plume = state.clean[:, None] * state.terms.score_weights(self.gamma)
         theta = (plume[:, :, None] * self.exog[:, None, :]).reshape(self.nobs, -1)
@@ -431,7 +431,7 @@ def _covariance(problem, scaling, internal: np.ndarray, boundary: bool):
 
 
 class _UserProblem:
-    """What :mod:`plumestats._flip` needs of a problem, on the model's own
+    """What ``plumestats._flip`` needs of a problem, on the model's own
     (user-unit, unpenalised) design: the model's likelihood methods share the
     engine's formulas."""
 
@@ -453,7 +453,7 @@ class _UserProblem:
 
 class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
     """Results of :class:`LabelFlipPolyhedralLogit`: PLUME's, plus the flip
-    rate (:attr:`flip_rate`, :attr:`flip_rate_bse`, :meth:`flip_rate_conf_int`).
+    rate (``flip_rate``, ``flip_rate_bse``, ``flip_rate_conf_int()``).
 
     Marginal effects (:meth:`get_margeff`) are those of the observed label's
     probability, the flip rate's uncertainty included. What is defined for
@@ -469,7 +469,8 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
 
     @property
     def flip_rate_bse(self) -> float:
-        r"""Delta-method standard error of :attr:`flip_rate`,
+        r"""Delta-method standard error of
+        :attr:`~plumestats.api.LabelFlipPolyhedralLogitResults.flip_rate`,
         :math:`\operatorname{se}(\eta)\, \lambda (1 - \lambda) / 2`."""
         lam = 2.0 * self.flip_rate
         return float(np.asarray(self.bse)[-1] * lam * (1.0 - lam) / 2.0)

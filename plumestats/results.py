@@ -100,7 +100,7 @@ def make_results(
 
 
 class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
-    """Results of :class:`~plumestats.PolyhedralMixtureLogit`.
+    """Results of :class:`~plumestats.api.PolyhedralMixtureLogit`.
 
     Mirrors statsmodels' ``Logit`` results (``params``, ``bse``, ``tvalues``,
     ``pvalues``, ``conf_int``, ``cov_params``, ``llf``, ``llnull``, ``llr``,
@@ -477,7 +477,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         """Marginal effects on P(y = 1 | x), with delta-method standard errors.
 
         As statsmodels' ``LogitResults.get_margeff``; the derivatives of PLUME's
-        prediction are analytic (see :mod:`plumestats._margeff`). With ``k=1``
+        prediction are analytic (``plumestats._margeff`` holds them). With ``k=1``
         the effects equal ``Logit``'s.
 
         Parameters
@@ -507,29 +507,77 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         return PolyhedralMargins(self, (at, method, atexog, dummy, count))
 
     def active_face(self, exog=None):
-        """0-based index of the owning hyperplane (smallest score) per row; see
-        :func:`plumestats._interpret.active_face`."""
+        """The face that owns each observation: the hyperplane with the smallest
+        score.
+
+        Parameters
+        ----------
+        exog : array_like or DataFrame, optional
+            New data (a DataFrame the formula is applied to, for a formula
+            model); the estimation data by default.
+
+        Returns
+        -------
+        Series or ndarray of int, shape (n,)
+            0-based position of the owning hyperplane (``0`` is ``h1``); the
+            polyhedron's boundary there is that face. Rows with missing
+            features give ``-1``.
+        """
         from ._interpret import active_face
 
         return active_face(self, exog)
 
     def gate_probabilities(self, exog=None):
-        """``(n, K)`` gate probabilities ``g_k(x)``; see
-        :func:`plumestats._interpret.gate_probabilities`."""
+        r"""Gate probabilities :math:`g_k(x) = \operatorname{softmax}_k(-\gamma
+        w_k'x)`.
+
+        Parameters
+        ----------
+        exog : array_like or DataFrame, optional
+            As for :meth:`active_face`.
+
+        Returns
+        -------
+        DataFrame or ndarray, shape (n, K)
+            Columns ``h1..hK``; rows sum to one. One-hot for the hard model.
+        """
         from ._interpret import gate_probabilities
 
         return gate_probabilities(self, exog)
 
     def responsibilities(self):
-        """``(nobs, K)`` EM posterior of each expert at the estimates; see
-        :func:`plumestats._interpret.responsibilities`."""
+        r"""EM posterior of each expert at the estimates, on the estimation data.
+
+        .. math::
+
+            \pi_{nk} = \frac{g_k(x_n)\,\sigma(y_n w_k'x_n)}
+                            {\sum_j g_j(x_n)\,\sigma(y_n w_j'x_n)}
+
+        with :math:`y_n = \pm 1` for the class inside / outside the polyhedron.
+
+        Returns
+        -------
+        DataFrame or ndarray, shape (nobs, K)
+            Columns ``h1..hK``, indexed like the estimation data when it was
+            pandas.
+        """
         from ._interpret import responsibilities
 
         return responsibilities(self)
 
     def face_shares(self) -> pd.DataFrame:
-        """Share and class mix of the observations each face owns; see
-        :func:`plumestats._interpret.face_shares`."""
+        """For each hyperplane, the observations it owns and their class mix.
+
+        Returns
+        -------
+        DataFrame
+            One row per hyperplane (``h1..hK``) with ``nobs`` (observations
+            whose smallest score is that face's), ``share`` (``nobs / N``),
+            ``gate_share`` (mean gate probability, the order in which experts
+            are reported), one count column ``n_<label>`` per outcome label and
+            ``frac_<label>``, the fraction of the face's observations in the
+            class coded 1.
+        """
         from ._interpret import face_shares
 
         return face_shares(self)
@@ -582,7 +630,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
     def rademacher_bound(self, delta: float = 0.05) -> RademacherBound:
         """The paper's Rademacher generalisation bound at the estimates.
 
-        See :func:`plumestats.bounds.rademacher_bound` for the formula and for how
+        See :func:`~plumestats.api.rademacher_bound` for the formula and for how
         the bias terms are treated (augmented vectors). Not defined for the hard
         model (gamma is infinite there).
         """
@@ -605,7 +653,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
     @property
     def diagnostics(self) -> FitDiagnostics:
         """Is the optimum a regular interior maximum? (see
-        :class:`plumestats._diagnostics.FitDiagnostics`).
+        ``FitDiagnostics``).
 
         The condition number and smallest eigenvalue of the observed information,
         the largest absolute score and the Newton decrement at the estimates, the
@@ -631,7 +679,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         started from the fitted parameters. Because the likelihood is invariant
         to relabelling the experts, each replicate's experts are then matched to
         the fit's by the Hungarian algorithm on the mean squared difference of
-        their scores (:func:`plumestats._bootstrap.align_experts`). Replicates
+        their scores (``plumestats._bootstrap.align_experts``). Replicates
         whose fit fails (no convergence, separation, a singular information, a
         resample with one class) are left out and counted.
 
@@ -726,7 +774,8 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
 
     def f_test(self, r_matrix, cov_p=None, invcov=None):
         """Joint F test of linear constraints, as statsmodels' ``f_test``;
-        ``r_matrix`` as for :meth:`t_test`."""
+        ``r_matrix`` as for
+        :meth:`~plumestats.api.PolyhedralMixtureLogitResults.t_test`."""
         from ._inference import parse_constraints
 
         r_matrix = parse_constraints(self.model, r_matrix)
@@ -742,7 +791,8 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         scalar: bool = True,
     ):
         """Joint Wald test of linear constraints, as statsmodels'
-        ``wald_test``; ``r_matrix`` as for :meth:`t_test`."""
+        ``wald_test``; ``r_matrix`` as for
+        :meth:`~plumestats.api.PolyhedralMixtureLogitResults.t_test`."""
         from ._inference import parse_constraints
 
         r_matrix = parse_constraints(self.model, r_matrix)
@@ -830,7 +880,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         With probability at least ``1 - delta`` over a test sample drawn
         independently of the fit, the classifier ``P(y = 1 | x) > threshold``
         misclassifies at most a share ``bound`` of the population; see
-        :func:`plumestats.bounds.holdout_bound`. A non-vacuous companion to
+        :func:`~plumestats.api.holdout_bound`. A non-vacuous companion to
         :meth:`rademacher_bound`, which needs no fresh data but is almost always
         above 1 and changes with the units of the features.
 

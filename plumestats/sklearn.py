@@ -1,4 +1,5 @@
-"""A scikit-learn estimator on the PLUME engine: :class:`PolyhedralClassifier`.
+"""A scikit-learn estimator on the PLUME engine:
+:class:`~plumestats.sklearn.PolyhedralClassifier`.
 
 Needs the ``sklearn`` extra (``pip install "plumestats[sklearn]"``); ``import
 plumestats`` does not import scikit-learn, only ``import plumestats.sklearn`` does.
@@ -50,7 +51,7 @@ _UNSETTLED = (ConvergenceWarning, PerfectSeparationWarning)
 class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     r"""Polyhedral classifier (PLUME) with the scikit-learn estimator interface.
 
-    Fits :class:`plumestats.PolyhedralMixtureLogit` on ``[1, X]`` (an intercept
+    Fits :class:`~plumestats.api.PolyhedralMixtureLogit` on ``[1, X]`` (an intercept
     is always added): one class, ``classes_[inside]``, is modelled as the inside
     of a polyhedron :math:`\{x : \min_k w_k' \tilde x \ge 0\}` with
 
@@ -61,7 +62,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
 
     ``k=1`` is logistic regression; ``gamma=np.inf`` is the hard-gating model
     :math:`\sigma(\min_k w_k' \tilde x)` (SPLA1,
-    :class:`plumestats.HardPolyhedralLogit`).
+    :class:`~plumestats.api.HardPolyhedralLogit`).
 
     Parameters
     ----------
@@ -95,7 +96,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         Seed of the starts. ``None`` uses the engine's fixed seed, so that fits
         are reproducible.
     label_flips : bool, default False
-        Fit :class:`plumestats.LabelFlipPolyhedralLogit` instead: a share
+        Fit :class:`~plumestats.api.LabelFlipPolyhedralLogit` instead: a share
         ``flip_rate_`` of the labels is taken to be flipped at random, and
         ``predict_proba`` gives the probabilities of the labels as observed,
         ``eps + (1 - 2 eps) P``. For noisy labels; needs a finite ``gamma``
@@ -127,7 +128,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     -----
     **Warnings.** When the fit does not reach a regular maximum (no convergence,
     or separable data with no finite maximum) the engine's statsmodels warning
-    is re-issued as :class:`sklearn.exceptions.ConvergenceWarning`, the category
+    is re-issued as ``sklearn.exceptions.ConvergenceWarning``, the category
     scikit-learn users and tools already filter, with the engine's message and
     advice; ``converged_`` records it too. Warnings that concern only standard
     errors (``HessianInversionWarning``, ``CollinearityWarning``) are not shown:
@@ -358,7 +359,7 @@ def _engine_seed(random_state):
 @contextmanager
 def _reissued_fit_warnings():
     """Collect the engine's warnings and re-issue them for scikit-learn users:
-    see the Notes of :class:`PolyhedralClassifier`."""
+    see the Notes of :class:`~plumestats.sklearn.PolyhedralClassifier`."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield

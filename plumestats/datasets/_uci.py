@@ -28,7 +28,8 @@ _TIMEOUT = 60  # seconds; the largest file (adult.data) is about 4 MB
 
 
 def list_datasets() -> dict[str, str]:
-    """The datasets :func:`load` knows, as ``{name: one-line description}``.
+    """The datasets :func:`~plumestats.api.load_dataset` knows, as
+    ``{name: one-line description}``.
 
     Returns
     -------
@@ -40,7 +41,7 @@ def list_datasets() -> dict[str, str]:
 
 
 def get_data_home(data_home: str | os.PathLike | None = None) -> Path:
-    """The folder that :func:`load` reads and downloads into.
+    """The folder that :func:`~plumestats.api.load_dataset` reads and downloads into.
 
     Parameters
     ----------
@@ -123,7 +124,7 @@ def load(
         The dataset (see :func:`list_datasets`).
     data_home : str or path-like, optional
         Folder with a local copy, and where a download goes (see
-        :func:`get_data_home` for the default).
+        ``get_data_home()`` for the default).
     as_frame : bool
         Return the DataFrame (default), or a statsmodels ``Dataset`` with
         ``data``, ``endog`` (the outcome), ``exog`` (the features),
