@@ -28,10 +28,8 @@ def _named(values, results, index=None):
     return np.asarray(values)
 
 
-def _require_data(results, what: str):
-    require_estimation_data(
-        results.model, f"{what} needs", "pass exog (new data) or refit the model"
-    )
+def _require_data(results, what: str, remedy: str = "refit the model"):
+    require_estimation_data(results.model, f"{what} needs", remedy)
 
 
 def _predict(results, exog, which: str, what: str):
@@ -40,7 +38,7 @@ def _predict(results, exog, which: str, what: str):
         values = results.predict(exog, which=which)
         index = values.index if isinstance(values, pd.DataFrame) else None
         return values, index
-    _require_data(results, what)
+    _require_data(results, what, "pass exog (new data) or refit the model")
     return results.predict(None, which=which), results.model.data.row_labels
 
 

@@ -96,5 +96,11 @@ def test_array_interface_returns_arrays():
     assert results.responsibilities().shape == (400, 2)
     assert results.active_face(exog[:3]).shape == (3,)
     results.remove_data()
-    with pytest.raises(ValueError, match="remove_data"):
-        results.face_shares()
+    # these take no new data: the remedy is a refit, not "pass exog"
+    for needs_sample in (results.face_shares, results.responsibilities):
+        with pytest.raises(ValueError, match="remove_data") as raised:
+            needs_sample()
+        assert "pass exog" not in str(raised.value)
+    with pytest.raises(ValueError, match="pass exog"):
+        results.active_face()
+    assert results.active_face(exog[:3]).shape == (3,)
