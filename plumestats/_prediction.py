@@ -200,12 +200,17 @@ def prediction_results(
     cov, jacobian = free_parameters(results, jacobian)
     dist = ["norm", "t"][bool(results.use_t)]
     if not average:
-        var_log_odds = np.sum((jacobian @ cov) * jacobian, axis=1)
-        prob = expit(log_odds)
-        slope = prob * expit(-log_odds)
+        log_var = _log_quadratic_form(jacobian, cov)
+        with np.errstate(over="ignore"):
+            # a row far outside the data (|x| ~ 1e155) has an infinite variance
+            # of the log-odds in floating point: inf is the answer, not a fault
+            var_log_odds = np.exp(log_var)
+        # P's variance, slope**2 * var_log_odds, in logs: there the slope's
+        # underflow wins and the product is 0, not 0 * inf
+        log_slope = log_expit(log_odds) + log_expit(-log_odds)
         return PredictionResults(
-            prob,
-            slope**2 * var_log_odds,
+            expit(log_odds),
+            np.exp(2.0 * log_slope + log_var),
             linpred=log_odds,
             linpred_se=np.sqrt(var_log_odds),
             func=expit,
@@ -230,6 +235,17 @@ def prediction_results(
         dist=dist,
         row_labels=None,
     )
+
+
+def _log_quadratic_form(rows: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """``log(diag(rows @ cov @ rows.T))`` without overflow: each row is scaled
+    to unit size and its scale put back in logs."""
+    scale = np.max(np.abs(rows), axis=1, keepdims=True)
+    scale = np.where(scale > 0, scale, 1.0)
+    unit = rows / scale
+    quadratic = np.maximum(np.sum((unit @ cov) * unit, axis=1), 0.0)
+    with np.errstate(divide="ignore"):  # a zero row: log 0 = -inf, variance 0
+        return 2.0 * np.log(scale[:, 0]) + np.log(quadratic)
 
 
 def _identity(values):

@@ -128,12 +128,20 @@ def test_flip_rate_at_its_boundary_is_held_fixed():
 def test_extreme_rows_stay_finite_without_warnings():
     data, _ = ps.simulate_polyhedron(600, d=2, k=3, noise=0.05, random_state=1)
     res = ps.plume("y ~ x1 + x2", data, k=3).fit(alpha=1e-4)
-    far = pd.DataFrame({"x1": [1e6, -1e6, 0.0, 1e-300], "x2": [1e6, 0.0, -1e8, 0.0]})
+    # up to 1e200: the variance of the log-odds overflowed (RuntimeWarnings, se
+    # NaN); it is infinite, and P's variance, where the slope underflows, zero
+    far = pd.DataFrame(
+        {
+            "x1": [1e6, -1e6, 0.0, 1e-300, 1e155, 0.0],
+            "x2": [1e6, 0.0, -1e8, 0.0, 0.0, -1e200],
+        }
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         frame = res.get_prediction(far).summary_frame()
     values = frame.to_numpy()
     assert np.isfinite(values).all()
+    assert (frame["se"].iloc[4:] == 0).all()
     assert (frame["ci_lower"] >= 0).all() and (frame["ci_upper"] <= 1).all()
     assert (frame["ci_lower"] <= frame["predicted"]).all()
     assert (frame["predicted"] <= frame["ci_upper"]).all()
