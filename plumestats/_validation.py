@@ -12,6 +12,7 @@ import numpy as np
 __all__ = [
     "check_choice",
     "check_design",
+    "check_formula_outcome",
     "check_int",
     "check_positive_float",
     "design_summary",
@@ -95,6 +96,40 @@ def prepare_endog(endog):
     )
     mapping = _two_level_mapping(sorted(flat.dropna().unique(), key=_sort_key))
     return flat.map(mapping).to_numpy(dtype=float), mapping
+
+
+def check_formula_outcome(formula) -> None:
+    """Refuse a formula whose left-hand side is not exactly one term.
+
+    patsy turns ``"y + x1 ~ x2"`` into two outcome columns, which look just like
+    the two indicator columns of a string outcome ``"label ~ x2"``; only the
+    terms of the left-hand side tell them apart (one term, however many
+    columns, is one outcome). A formula without an outcome (``"x1 + x2"``,
+    ``"~ x1"``, ``""``) would otherwise reach statsmodels, which unpacks the
+    design's column names as endog and exog.
+    """
+    from patsy import ModelDesc
+
+    if not isinstance(formula, str):  # statsmodels itself needs a string
+        raise TypeError(
+            f"formula must be a string such as 'y ~ x1 + x2', got "
+            f"{type(formula).__name__}"
+        )
+    # a syntax error is a PatsyError, which from_formula words for the user
+    terms = [term.name() for term in ModelDesc.from_formula(formula).lhs_termlist]
+    if len(terms) == 1:
+        return
+    if not terms:
+        raise ValueError(
+            f"the formula {formula!r} has no outcome: write it as "
+            "'outcome ~ features', e.g. 'y ~ x1 + x2'"
+        )
+    raise ValueError(
+        "the formula's left-hand side must be one outcome, got "
+        f"{len(terms)} terms: {' + '.join(terms)}. Put the features on the right "
+        "of '~' (e.g. 'y ~ x1 + x2'); to model a combination of columns as the "
+        "outcome, write it as one term, e.g. 'I(a + b) ~ x1'"
+    )
 
 
 def _sort_key(value):

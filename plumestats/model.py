@@ -23,6 +23,7 @@ from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
     check_design,
+    check_formula_outcome,
     check_int,
     check_positive_float,
     encode_outcome,
@@ -295,8 +296,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             )
         if len(data) == 0:
             raise ValueError("there are no observations: the data frame is empty")
-        precheck_formula_data(formula, data, missing)
         try:
+            check_formula_outcome(formula)
+            precheck_formula_data(formula, data, missing)
             return super().from_formula(
                 formula, data, subset, drop_cols, *args, **kwargs
             )

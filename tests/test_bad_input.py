@@ -205,6 +205,37 @@ def test_outcome_with_two_columns_is_refused():
         PolyhedralMixtureLogit(data[["y", "x1"]].to_numpy(), design(data), k=2)
 
 
+@pytest.mark.parametrize(
+    "formula", ["y + x1 ~ x2", "y + z ~ x2", "label + y ~ x2", "1 + y ~ x2"]
+)
+def test_formula_with_several_outcome_terms_is_refused(formula):
+    """patsy gives "y + x1" two columns, as it gives a string outcome's two
+    indicator columns; it must not be decoded as an outcome with levels y, x1."""
+    data = simulated()
+    data["z"] = 1 - data["y"]
+    data["label"] = np.where(data["y"] == 1, "yes", "no")
+    with pytest.raises(ValueError, match=r"left-hand side must be one outcome"):
+        ps.plume(formula, data, k=2)
+
+
+@pytest.mark.parametrize("formula", ["", "x1 + x2", "~ x1 + x2"])
+def test_formula_without_an_outcome_is_refused(formula):
+    with pytest.raises(ValueError, match=r"has no outcome.*'y ~ x1 \+ x2'"):
+        ps.plume(formula, simulated(), k=2)
+
+
+@pytest.mark.parametrize("outcome", ["label", "C(label)", "flag"])
+def test_one_non_numeric_outcome_term_still_decodes(outcome, reference_fit):
+    """One term with two indicator columns (strings, C(), booleans) is one outcome."""
+    data, reference = reference_fit
+    recoded = data.assign(
+        label=np.where(data["y"] == 1, "yes", "no"), flag=data["y"] == 1
+    )
+    res = ps.plume(f"{outcome} ~ x1 + x2", recoded, k=2).fit()
+    assert list(res.model.outcome_mapping.values()) == [0, 1]
+    assert res.llf == pytest.approx(reference.llf, rel=1e-10)
+
+
 # ==================================================================== features
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
 @pytest.mark.parametrize("interface", ["formula", "array"])

@@ -200,6 +200,15 @@ def _bad_cases(tmp):
             ["fit", "{pima}", "age ~ glucose"],
             "the outcome 'age' must have two levels, found 52",
         ),
+        "two outcome terms": (
+            ["fit", "{pima}", "diabetes + age ~ glucose"],
+            "left-hand side must be one outcome, got 2 terms: diabetes \\+ age",
+        ),
+        "empty formula": (["fit", "{pima}", ""], "formula '' has no outcome"),
+        "formula without ~": (
+            ["fit", "{pima}", "glucose + bmi"],
+            "formula 'glucose \\+ bmi' has no outcome",
+        ),
         "bad k": (["fit", "{pima}", FORMULA, "--k", "0"], "k must be an integer"),
         "pickle of something else": (
             ["predict", tmp / "dict.pickle", "{pima}"],
@@ -220,6 +229,9 @@ BAD_CASES = [
     "unknown column",
     "unknown outcome",
     "outcome not binary",
+    "two outcome terms",
+    "empty formula",
+    "formula without ~",
     "bad k",
     "pickle of something else",
     "not a pickle",
