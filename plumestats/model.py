@@ -178,6 +178,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     """
 
     _hard = False
+    # whether exog came with column names (a DataFrame or a formula): new
+    # DataFrames are then matched to its columns by name (plumestats._newdata)
+    _exog_named = False
     # how the parameter vector is laid out, for error messages
     _params_layout = "hyperplane-major"
     # a non-numeric outcome arrives from patsy as indicator columns, decoded here
@@ -204,6 +207,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 f"{type(self).__name__} got unexpected keyword arguments: "
                 f"{sorted(unknown)}"
             )
+        self._exog_named = hasattr(exog, "columns")
         if _dask.is_dask_collection(endog) or _dask.is_dask_collection(exog):
             # the data stay on the Dask workers; see plumestats._dask
             _dask.init_dask_model(

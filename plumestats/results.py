@@ -306,6 +306,13 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
                 f"could not apply the model's formula to the new data: {cause}"
             ) from exc
 
+    def _transform_predict_exog(self, exog, transform: bool = True):
+        # every prediction path builds its rows here: a DataFrame is matched to
+        # the model's columns by name (plumestats._newdata)
+        from ._newdata import new_design
+
+        return new_design(self, exog, transform, super()._transform_predict_exog)
+
     def decision_function(self, exog=None, transform: bool = True):
         """``min_k w_k' x``: non-negative inside the polyhedron (class 1)."""
         return self.predict(exog, transform=transform, which="decision")

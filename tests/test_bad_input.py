@@ -11,6 +11,7 @@ the status of each, is docs/errors.md.
 from __future__ import annotations
 
 import functools
+import pickle
 import re
 import warnings
 
@@ -653,6 +654,71 @@ def test_predict_with_a_design_of_the_wrong_width(fitted_with_factor):
     _, res = fitted_with_factor
     with pytest.raises(ValueError, match=r"exog has 2 columns but the model has 5"):
         res.predict(np.zeros((3, 2)), transform=False)
+
+
+@pytest.fixture(scope="module")
+def frame_model():
+    """An array-interface fit on a DataFrame, and its design (named columns)."""
+    data = simulated(300, seed=3)
+    exog = data[["x1", "x2"]].assign(const=1.0)
+    return exog, PolyhedralMixtureLogit(data["y"], exog, k=2).fit()
+
+
+PREDICTION_PATHS = {
+    "predict": lambda res, new: res.predict(new),
+    "decision_function": lambda res, new: res.decision_function(new),
+    "get_prediction": lambda res, new: res.get_prediction(new).predicted,
+    "gate_probabilities": lambda res, new: res.gate_probabilities(new),
+}
+
+
+@pytest.mark.parametrize("path", list(PREDICTION_PATHS))
+def test_new_dataframe_columns_are_matched_by_name(path, frame_model):
+    """A model fitted on a DataFrame reads a new one by column name: columns in
+    another order, or extra columns, give the same predictions (statsmodels
+    matches by position: reordered columns silently gave other numbers)."""
+    exog, res = frame_model
+    predict = PREDICTION_PATHS[path]
+    new = exog.iloc[:5]
+    expected = np.asarray(predict(res, new))
+    reordered = new[["const", "x2", "x1"]]
+    np.testing.assert_allclose(np.asarray(predict(res, reordered)), expected)
+    extra = reordered.assign(y=1, note="a")  # ignored, as a formula ignores them
+    np.testing.assert_allclose(np.asarray(predict(res, extra)), expected)
+    # arrays and pandas' default 0, 1, ... labels stay positional
+    np.testing.assert_allclose(np.asarray(predict(res, new.to_numpy())), expected)
+    unnamed = pd.DataFrame(new.to_numpy())
+    np.testing.assert_allclose(np.asarray(predict(res, unnamed)), expected)
+
+
+@pytest.mark.parametrize("path", list(PREDICTION_PATHS))
+def test_new_dataframe_with_a_renamed_or_missing_column_is_refused(path, frame_model):
+    exog, res = frame_model
+    predict = PREDICTION_PATHS[path]
+    renamed = exog.iloc[:5].rename(columns={"x1": "z1"})
+    with pytest.raises(ValueError, match=r"no column 'x1'.*does not know: 'z1'"):
+        predict(res, renamed)
+    with pytest.raises(ValueError, match=r"no column 'x2'"):
+        predict(res, exog.iloc[:5].drop(columns="x2"))
+
+
+def test_a_named_row_is_matched_by_name(frame_model):
+    exog, res = frame_model
+    row = exog.iloc[2]
+    expected = float(np.asarray(res.predict(exog.iloc[[2]]))[0])
+    got = res.predict(row[["x2", "const", "x1"]])
+    assert float(np.asarray(got)[0]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_matching_by_name_survives_remove_data_and_pickling(frame_model):
+    exog, res = frame_model
+    new = exog.iloc[:5]
+    expected = np.asarray(res.predict(new))
+    stripped = pickle.loads(pickle.dumps(res))
+    stripped.remove_data()
+    stripped = pickle.loads(pickle.dumps(stripped))
+    reordered = new[["x2", "const", "x1"]]
+    np.testing.assert_allclose(np.asarray(stripped.predict(reordered)), expected)
 
 
 def test_predict_with_an_unknown_which(fitted_with_factor):
