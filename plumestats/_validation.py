@@ -75,6 +75,14 @@ def prepare_endog(endog):
     series = endog
     if isinstance(series, pd.DataFrame) and series.shape[1] == 1:
         series = series.iloc[:, 0]
+    if not isinstance(series, pd.Series) and isinstance(
+        getattr(series, "dtype", None), pd.CategoricalDtype
+    ):
+        # a bare pd.Categorical (or CategoricalIndex): its declared order codes
+        # the classes, as for a categorical Series and in a formula; np.asarray
+        # would lose it and sort the labels instead
+        codes, mapping = prepare_endog(pd.Series(series))
+        return codes.to_numpy(), mapping
     if isinstance(series, pd.Series):
         dtype = series.dtype
         if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(

@@ -160,6 +160,31 @@ def test_two_level_outcome_codings_are_accepted_by_arrays(coding, reference_fit)
     assert re.search(rf"Inside class:\s+{re.escape(label)}\b", str(res.summary()))
 
 
+def test_categorical_outcome_follows_its_declared_order_on_every_path(reference_fit):
+    """Categories ["yes", "no"] code "no" as 1 whether the categorical is passed
+    bare, in a Series or through a formula (a bare one was coded by sorted
+    labels, so the inside class depended on the wrapping)."""
+    data, _ = reference_fit
+    labels = pd.Categorical(
+        np.where(data["y"] == 1, "yes", "no"), categories=["yes", "no"]
+    )
+    exog = data[["x1", "x2"]].assign(Intercept=1.0)[["Intercept", "x1", "x2"]]
+    options = {"k": 2, "inside": 0}  # the simulated polyhedron holds "yes"
+    models = {
+        "bare": PolyhedralMixtureLogit(labels, exog, **options),
+        "index": PolyhedralMixtureLogit(pd.CategoricalIndex(labels), exog, **options),
+        "series": PolyhedralMixtureLogit(pd.Series(labels, name="y"), exog, **options),
+        "formula": ps.plume(FORMULA, data.assign(y=labels), **options),
+    }
+    fits = {name: model.fit() for name, model in models.items()}
+    for name, model in models.items():
+        assert model.outcome_mapping == {"yes": 0, "no": 1}, name
+        np.testing.assert_array_equal(model.endog, 1.0 - data["y"].to_numpy())
+        np.testing.assert_allclose(
+            fits[name].params, fits["formula"].params, rtol=1e-8, atol=1e-10
+        )
+
+
 def test_inside_accepts_a_string_label(reference_fit):
     data, _ = reference_fit
     recoded = data.assign(y=np.where(data["y"] == 1, "yes", "no"))
