@@ -259,7 +259,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             self.data.xnames = statsmodels_exog_names(self.exog)
         check_design(self.exog, list(self.exog_names), k)
         self.inside = inside
-        self._inside_code = resolve_inside(inside, mapping)
+        self._inside_code = resolve_inside(inside, self.outcome_mapping)
         # +1 for the class inside the polyhedron, -1 outside
         sign = 1.0 if self._inside_code == 1 else -1.0
         self._y_inside = 2.0 * y01

@@ -192,6 +192,12 @@ def test_inside_accepts_a_string_label(reference_fit):
     assert by_label._inside_code == 0
     with pytest.raises(ValueError, match=r"inside must be one of.*'no'.*'yes'"):
         ps.plume(FORMULA, recoded, k=2, inside="maybe")
+    # the array interface too (it resolved the label against the 0/1 codes)
+    endog, exog = recoded["y"], design(data)
+    assert PolyhedralMixtureLogit(endog, exog, k=2, inside="no")._inside_code == 0
+    assert PolyhedralMixtureLogit(endog, exog, k=2, inside="yes")._inside_code == 1
+    with pytest.raises(ValueError, match=r"inside must be one of.*'no'.*'yes'"):
+        PolyhedralMixtureLogit(endog, exog, k=2, inside="maybe")
 
 
 @pytest.mark.parametrize("interface", ["formula", "array"])
