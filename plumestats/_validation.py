@@ -151,8 +151,6 @@ def _two_level_mapping(levels) -> dict:
     if len(levels) != 2:
         shown = ", ".join(repr(level) for level in levels[:10])
         raise ValueError(f"endog must have two levels, found {len(levels)}: [{shown}]")
-    if levels == ["False", "True"]:  # patsy's names for a boolean outcome
-        levels = [False, True]
     return {levels[0]: 0, levels[1]: 1}
 
 
@@ -170,6 +168,8 @@ def encode_outcome(endog: np.ndarray, names=None) -> tuple[np.ndarray, dict, str
         values = values[:, 0]
     if values.ndim == 2:
         levels, name = _indicator_levels(names, values.shape[1])
+        if levels == ["False", "True"]:  # patsy's names for a boolean outcome
+            levels = [False, True]
         mapping = _two_level_mapping(levels)
         return values[:, 1].astype(float), mapping, name
     if values.dtype == bool:

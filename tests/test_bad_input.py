@@ -119,6 +119,9 @@ CODINGS = {
     "minus_one_plus_one": (lambda y: 2 * y - 1, "1"),
     "strings_no_yes": (lambda y: np.where(y == 1, "yes", "no"), "yes"),
     "booleans": (lambda y: y == 1, "True"),
+    # text that reads like booleans was taken for patsy's names of a boolean
+    # outcome by the array interface: 400 "missing values"
+    "strings_true_false": (lambda y: np.where(y == 1, "True", "False"), "True"),
     "categorical": (
         lambda y: pd.Categorical(
             np.where(y == 1, "yes", "no"), categories=["no", "yes"]
@@ -183,6 +186,14 @@ def test_categorical_outcome_follows_its_declared_order_on_every_path(reference_
         np.testing.assert_allclose(
             fits[name].params, fits["formula"].params, rtol=1e-8, atol=1e-10
         )
+
+
+def test_text_true_false_outcome_as_a_bare_array(reference_fit):
+    data, _ = reference_fit
+    endog = np.where(data["y"] == 1, "True", "False")
+    model = PolyhedralMixtureLogit(endog, design(data), k=2)
+    assert model.outcome_mapping == {"False": 0, "True": 1}
+    np.testing.assert_array_equal(model.endog, data["y"].to_numpy())
 
 
 def test_inside_accepts_a_string_label(reference_fit):
