@@ -10,14 +10,64 @@ matched to a model fitted on a DataFrame by column name: reordered when the
 columns come in another order, extra columns ignored (as a formula ignores
 them), a missing column named in a ``ValueError``. Arrays, and DataFrames with
 pandas' default column labels ``0, 1, ...``, stay positional.
+
+For a formula model, pandas' nullable columns (``Float64``, ``Int64``,
+``boolean``, ``string``) become NumPy columns with NaN for ``pd.NA``, a row
+given as a Series becomes a one-row frame, and a failure to apply the formula
+is a ``ValueError`` that leads with its cause (statsmodels puts a generic first
+line on patsy's error, and for a text column that the formula uses as a number
+patsy's own is ``'DataFrame' object has no attribute 'dtype'``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from patsy import PatsyError
 
-__all__ = ["align_columns", "new_design"]
+from ._validation import formula_columns
+
+__all__ = ["align_columns", "new_design", "numpy_backed"]
+
+
+def numpy_backed(frame: pd.DataFrame, columns=None) -> pd.DataFrame:
+    """``frame`` with pandas' nullable columns among ``columns`` (default: all)
+    converted to NumPy ones, ``pd.NA`` becoming NaN.
+
+    patsy tests ``pd.NA`` for truth (``TypeError: boolean value of NA is
+    ambiguous``) and does not know the ``boolean`` dtype. Nullable numbers
+    become float64 when they hold a missing value (as a NumPy integer column
+    with NaN would) and keep their NumPy type otherwise, so that ``C(code)``
+    has the same levels either way; booleans and strings with a missing value
+    become object columns with NaN, which patsy treats as missing.
+    """
+    converted = {}
+    for column in frame.columns if columns is None else columns:
+        values = frame[column]
+        dtype = values.dtype
+        if not isinstance(dtype, pd.api.extensions.ExtensionDtype) or isinstance(
+            dtype, pd.CategoricalDtype
+        ):
+            continue
+        missing = values.isna()
+        if getattr(dtype, "na_value", None) is not pd.NA:
+            continue  # e.g. pandas' default "str" dtype, missing as NaN: patsy's fine
+        if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+            if missing.any():
+                converted[column] = values.astype(object).where(~missing, np.nan)
+            else:
+                converted[column] = values.to_numpy(dtype=dtype.numpy_dtype)
+        elif pd.api.types.is_numeric_dtype(dtype):
+            if missing.any():
+                converted[column] = values.to_numpy(dtype=float, na_value=np.nan)
+            else:
+                converted[column] = values.to_numpy(dtype=dtype.numpy_dtype)
+    if not converted:
+        return frame
+    frame = frame.copy(deep=False)
+    for column, values in converted.items():
+        frame[column] = values
+    return frame
 
 
 def align_columns(model, exog):
@@ -65,13 +115,71 @@ def align_columns(model, exog):
 def new_design(results, exog, transform: bool, statsmodels_transform):
     """The design rows and row labels to predict at: statsmodels'
     ``_transform_predict_exog`` (``statsmodels_transform``) on ``exog``
-    matched to the model's columns (:func:`align_columns`)."""
+    matched to the model's columns (:func:`align_columns`) or, for a formula
+    model, prepared for patsy (:func:`numpy_backed`)."""
     model = results.model
     if exog is None:
         return statsmodels_transform(exog, transform=transform)
     if not (transform and hasattr(model, "formula")):
         return statsmodels_transform(align_columns(model, exog), transform=transform)
-    return statsmodels_transform(exog, transform=transform)
+    frame = _formula_frame(model, exog)
+    try:
+        return statsmodels_transform(frame, transform=transform)
+    except (PatsyError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        # statsmodels re-raises patsy's error under a generic first line: lead
+        # with the cause, or with the column patsy could not read as a number
+        cause = exc.__cause__ if exc.__cause__ is not None else exc
+        reason = _non_numeric_columns(model, frame) or str(cause)
+        raise ValueError(
+            f"could not apply the model's formula to the new data: {reason}"
+        ) from exc
+
+
+def _formula_frame(model, exog):
+    """A formula model's new data as patsy can read them."""
+    if isinstance(exog, pd.Series):
+        # statsmodels guesses as well: a Series named after one of the
+        # formula's columns is that column, anything else is one row
+        if exog.name is not None and formula_columns(model.formula, [exog.name]):
+            exog = exog.to_frame()
+        else:
+            exog = exog.to_frame().T.infer_objects()
+    if not isinstance(exog, pd.DataFrame):
+        return exog  # a dict of columns: patsy's own business
+    return numpy_backed(exog, formula_columns(model.formula, exog.columns))
+
+
+def _non_numeric_columns(model, frame) -> str | None:
+    """A message naming the columns that the formula uses as numbers but the
+    new data hold as text (patsy's own message for this is an
+    ``AttributeError`` about ``dtype``), or None."""
+    info = getattr(model.data, "model_spec", None)
+    factor_infos = getattr(info, "factor_infos", None)
+    if not factor_infos or not isinstance(frame, pd.DataFrame):
+        return None
+    numeric_codes = " ".join(
+        factor.name()
+        for factor, f_info in factor_infos.items()
+        if f_info.type == "numerical"
+    )
+    text = [
+        c
+        for c in formula_columns(numeric_codes, frame.columns)
+        if not (
+            pd.api.types.is_numeric_dtype(frame[c].dtype)
+            or pd.api.types.is_bool_dtype(frame[c].dtype)
+        )
+    ]
+    if not text:
+        return None
+    shown = "; ".join(
+        f"{c!r} holds text (dtype {frame[c].dtype}"
+        + (f", e.g. {frame[c].dropna().iloc[0]!r})" if frame[c].notna().any() else ")")
+        for c in text
+    )
+    return (
+        f"{shown}, but the formula uses it as a number; convert it with pd.to_numeric"
+    )
 
 
 def _is_default_range(labels) -> bool:

@@ -17,6 +17,7 @@ __all__ = [
     "check_positive_float",
     "design_summary",
     "encode_outcome",
+    "formula_columns",
     "prepare_endog",
     "resolve_inside",
     "row_blocks",
@@ -500,20 +501,26 @@ def statsmodels_exog_names(exog: np.ndarray) -> list[str]:
     return [f"x{i:d}" for i in range(1, n_cols + 1)]
 
 
+def formula_columns(formula: str, columns) -> list:
+    """The columns of ``columns`` whose names appear in ``formula`` (as whole
+    names, so that ``x1`` does not match ``x10``)."""
+    import re
+
+    return [
+        c
+        for c in columns
+        if re.search(rf"(?<![\w.]){re.escape(str(c))}(?![\w.])", formula)
+    ]
+
+
 def precheck_formula_data(formula: str, data, missing: str) -> None:
     """NaN or infinite values in the columns a formula uses, named, before patsy's
     own error ('factor contains missing values') which does not name them."""
-    import re
-
     import pandas as pd
 
     if not isinstance(data, pd.DataFrame):
         return
-    used = [
-        c
-        for c in data.columns
-        if re.search(rf"(?<![\w.]){re.escape(str(c))}(?![\w.])", formula)
-    ]
+    used = formula_columns(formula, data.columns)
     numeric = [c for c in used if pd.api.types.is_numeric_dtype(data[c].dtype)]
     counts = {}
     if missing != "drop":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from patsy import PatsyError
 from scipy.special import expit
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
@@ -19,6 +20,7 @@ from ._likelihood import (
     linear_scores,
     predict_mean,
 )
+from ._newdata import numpy_backed
 from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
@@ -27,6 +29,7 @@ from ._validation import (
     check_int,
     check_positive_float,
     encode_outcome,
+    formula_columns,
     precheck_data,
     precheck_formula_data,
     prepare_endog,
@@ -302,6 +305,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             raise ValueError("there are no observations: the data frame is empty")
         try:
             check_formula_outcome(formula)
+            if isinstance(data, pd.DataFrame):
+                # patsy cannot read pd.NA or the "boolean" dtype
+                data = numpy_backed(data, formula_columns(formula, data.columns))
             precheck_formula_data(formula, data, missing)
             return super().from_formula(
                 formula, data, subset, drop_cols, *args, **kwargs

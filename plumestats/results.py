@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from patsy import PatsyError
 from scipy import stats
 from scipy.special import expit, xlogy
 from statsmodels.base import wrapper as wrap
@@ -297,14 +296,9 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         """
         if is_dask_collection(exog):  # statsmodels would load it whole
             return self.model.predict(self.params, exog, *args, **kwargs)
-        try:
-            return super().predict(exog, transform, *args, **kwargs)
-        except PatsyError as exc:
-            # statsmodels' generic first line hides the cause: lead with it
-            cause = exc.__cause__ if exc.__cause__ is not None else exc
-            raise ValueError(
-                f"could not apply the model's formula to the new data: {cause}"
-            ) from exc
+        # a formula that cannot be applied is a ValueError leading with the
+        # cause (_transform_predict_exog)
+        return super().predict(exog, transform, *args, **kwargs)
 
     def _transform_predict_exog(self, exog, transform: bool = True):
         # every prediction path builds its rows here: a DataFrame is matched to

@@ -317,6 +317,63 @@ def test_missing_drop_drops_rows(interface):
     assert res.llf == pytest.approx(clean.llf, rel=1e-10)
 
 
+NULLABLE = {
+    # column: (nullable dtype, how to make the column that dtype)
+    "Float64": ("x1", lambda col: col.astype("Float64")),
+    "Int64": ("x1", lambda col: col.astype("Int64")),  # x1 rounded below
+    "boolean outcome": ("y", lambda col: (col == 1).astype("boolean")),
+    "string factor": ("g", lambda col: col.astype("string")),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "interface"),
+    [
+        (case, interface)
+        for case in NULLABLE
+        for interface in ("formula", "array")
+        # the array interface takes numeric features only
+        if not (case == "string factor" and interface == "array")
+    ],
+)
+def test_pandas_nullable_columns_with_missing_values(case, interface):
+    """pd.NA in a nullable column is a missing value: missing='drop' drops its
+    row, as NaN in a NumPy column (patsy raised 'boolean value of NA is
+    ambiguous', or "Cannot interpret 'BooleanDtype'" for a boolean outcome)."""
+    column, make = NULLABLE[case]
+    data = simulated()
+    data["g"] = np.array(["a", "b", "c"])[np.arange(len(data)) % 3]
+    formula = FORMULA + " + C(g)"
+    if column == "x1" and case == "Int64":
+        data["x1"] = (data["x1"] * 10).round()
+    plain = data.copy()
+    data[column] = make(data[column])
+    data.loc[4, column] = pd.NA
+    plain.loc[4, column] = np.nan
+    if interface == "formula":
+        res = ps.plume(formula, data, k=2).fit()
+        clean = ps.plume(formula, plain.dropna(), k=2).fit()
+    else:
+        exog = data[["x1", "x2"]].assign(const=1.0)
+        res = PolyhedralMixtureLogit(data["y"], exog, k=2, missing="drop").fit()
+        clean = PolyhedralMixtureLogit(
+            plain.dropna()["y"].astype(float),
+            plain.dropna()[["x1", "x2"]].assign(const=1.0),
+            k=2,
+        ).fit()
+    assert res.nobs == len(data) - 1
+    assert res.llf == pytest.approx(clean.llf, rel=1e-10)
+    if interface == "formula" and column != "y":
+        # predicting at nullable rows: NaN for the incomplete row (predict),
+        # dropped (get_prediction), the others as for NumPy columns
+        new = data.iloc[:6]
+        got = np.asarray(res.predict(new), dtype=float)
+        assert np.isnan(got[4])
+        expected = np.asarray(res.predict(plain.iloc[:6].drop(index=4)))
+        np.testing.assert_allclose(np.delete(got, 4), expected)
+        np.testing.assert_allclose(res.get_prediction(new).predicted, expected)
+
+
 @pytest.mark.parametrize("interface", ["formula", "array"])
 @pytest.mark.parametrize("column", ["x1", "y"])
 def test_missing_raise_raises_naming_the_column(interface, column):
@@ -690,6 +747,30 @@ def test_predict_with_bad_values_gives_an_error_or_a_nan_row(bad, fitted_with_fa
     assert np.isnan(pred[2]) or (np.isinf(bad) and 0 <= pred[2] <= 1)
     clean = np.asarray(res.predict(new.drop(index=new.index[2])))
     np.testing.assert_allclose(np.delete(pred, 2), clean)
+
+
+@pytest.mark.parametrize("path", ["predict", "get_prediction"])
+def test_formula_prediction_errors_name_the_column(path, fitted_with_factor):
+    """predict and get_prediction fail alike: a ValueError naming the column
+    (get_prediction let patsy's PatsyError through; a text column the formula
+    uses as a number gave "'DataFrame' object has no attribute 'dtype'")."""
+    data, res = fitted_with_factor
+    predict = getattr(res, path)
+    with pytest.raises(ValueError, match=r"could not apply.*\bx2\b"):
+        predict(data.iloc[:5].drop(columns="x2"))
+    text = data.iloc[:5].astype({"x1": str})
+    with pytest.raises(ValueError, match=r"'x1' holds text.*pd\.to_numeric"):
+        predict(text)
+
+
+def test_formula_model_predicts_at_a_row_given_as_a_series(fitted_with_factor):
+    """A row of a frame with a text column is an object Series; it is read as
+    one row, with its numbers as numbers."""
+    data, res = fitted_with_factor
+    expected = np.asarray(res.predict(data.iloc[[3]]))
+    np.testing.assert_allclose(np.asarray(res.predict(data.iloc[3])), expected)
+    got = res.get_prediction(data.iloc[3]).predicted
+    np.testing.assert_allclose(got, expected)
 
 
 def test_predict_with_a_design_of_the_wrong_width(fitted_with_factor):
