@@ -11,10 +11,11 @@ columns come in another order, extra columns ignored (as a formula ignores
 them), a missing column named in a ``ValueError``. Arrays, and DataFrames with
 pandas' default column labels ``0, 1, ...``, stay positional.
 
-For a formula model, pandas' nullable columns (``Float64``, ``Int64``,
-``boolean``, ``string``) become NumPy columns with NaN for ``pd.NA``, a row
-given as a Series becomes a one-row frame, and a failure to apply the formula
-is a ``ValueError`` that leads with its cause (statsmodels puts a generic first
+Pandas' nullable columns (``Float64``, ``Int64``, ``boolean``, ``string``)
+become NumPy columns with NaN for ``pd.NA``, so that an incomplete row
+predicts NaN as with NumPy columns. For a formula model a row given as a
+Series becomes a one-row frame, and a failure to apply the formula is a
+``ValueError`` that leads with its cause (statsmodels puts a generic first
 line on patsy's error, and for a text column that the formula uses as a number
 patsy's own is ``'DataFrame' object has no attribute 'dtype'``).
 """
@@ -121,7 +122,10 @@ def new_design(results, exog, transform: bool, statsmodels_transform):
     if exog is None:
         return statsmodels_transform(exog, transform=transform)
     if not (transform and hasattr(model, "formula")):
-        return statsmodels_transform(align_columns(model, exog), transform=transform)
+        exog = align_columns(model, exog)
+        if isinstance(exog, pd.DataFrame):
+            exog = numpy_backed(exog)  # pd.NA would stop NumPy's float cast
+        return statsmodels_transform(exog, transform=transform)
     frame = _formula_frame(model, exog)
     try:
         return statsmodels_transform(frame, transform=transform)

@@ -363,6 +363,13 @@ def test_pandas_nullable_columns_with_missing_values(case, interface):
         ).fit()
     assert res.nobs == len(data) - 1
     assert res.llf == pytest.approx(clean.llf, rel=1e-10)
+    if interface == "array" and column != "y":
+        new, plain_new = exog.iloc[:6], plain[["x1", "x2"]].assign(const=1.0)
+        got = np.asarray(res.predict(new), dtype=float)
+        assert np.isnan(got[4])
+        expected = np.asarray(res.predict(plain_new.iloc[:6].drop(index=4)))
+        np.testing.assert_allclose(np.delete(got, 4), expected)
+        np.testing.assert_allclose(res.get_prediction(new).predicted, expected)
     if interface == "formula" and column != "y":
         # predicting at nullable rows: NaN for the incomplete row (predict),
         # dropped (get_prediction), the others as for NumPy columns
