@@ -26,49 +26,9 @@ import numpy as np
 import pandas as pd
 from patsy import PatsyError
 
-from ._validation import formula_columns
+from ._formula_data import formula_columns, numpy_backed
 
-__all__ = ["align_columns", "new_design", "numpy_backed"]
-
-
-def numpy_backed(frame: pd.DataFrame, columns=None) -> pd.DataFrame:
-    """``frame`` with pandas' nullable columns among ``columns`` (default: all)
-    converted to NumPy ones, ``pd.NA`` becoming NaN.
-
-    patsy tests ``pd.NA`` for truth (``TypeError: boolean value of NA is
-    ambiguous``) and does not know the ``boolean`` dtype. Nullable numbers
-    become float64 when they hold a missing value (as a NumPy integer column
-    with NaN would) and keep their NumPy type otherwise, so that ``C(code)``
-    has the same levels either way; booleans and strings with a missing value
-    become object columns with NaN, which patsy treats as missing.
-    """
-    converted = {}
-    for column in frame.columns if columns is None else columns:
-        values = frame[column]
-        dtype = values.dtype
-        if not isinstance(dtype, pd.api.extensions.ExtensionDtype) or isinstance(
-            dtype, pd.CategoricalDtype
-        ):
-            continue
-        missing = values.isna()
-        if getattr(dtype, "na_value", None) is not pd.NA:
-            continue  # e.g. pandas' default "str" dtype, missing as NaN: patsy's fine
-        if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
-            if missing.any():
-                converted[column] = values.astype(object).where(~missing, np.nan)
-            else:
-                converted[column] = values.to_numpy(dtype=dtype.numpy_dtype)
-        elif pd.api.types.is_numeric_dtype(dtype):
-            if missing.any():
-                converted[column] = values.to_numpy(dtype=float, na_value=np.nan)
-            else:
-                converted[column] = values.to_numpy(dtype=dtype.numpy_dtype)
-    if not converted:
-        return frame
-    frame = frame.copy(deep=False)
-    for column, values in converted.items():
-        frame[column] = values
-    return frame
+__all__ = ["align_columns", "new_design"]
 
 
 def align_columns(model, exog):

@@ -12,12 +12,11 @@ import numpy as np
 __all__ = [
     "check_choice",
     "check_design",
-    "check_formula_outcome",
     "check_int",
     "check_positive_float",
+    "coerce_exog",
     "design_summary",
     "encode_outcome",
-    "formula_columns",
     "prepare_endog",
     "resolve_inside",
     "row_blocks",
@@ -105,40 +104,6 @@ def prepare_endog(endog):
     )
     mapping = _two_level_mapping(sorted(flat.dropna().unique(), key=_sort_key))
     return flat.map(mapping).to_numpy(dtype=float), mapping
-
-
-def check_formula_outcome(formula) -> None:
-    """Refuse a formula whose left-hand side is not exactly one term.
-
-    patsy turns ``"y + x1 ~ x2"`` into two outcome columns, which look just like
-    the two indicator columns of a string outcome ``"label ~ x2"``; only the
-    terms of the left-hand side tell them apart (one term, however many
-    columns, is one outcome). A formula without an outcome (``"x1 + x2"``,
-    ``"~ x1"``, ``""``) would otherwise reach statsmodels, which unpacks the
-    design's column names as endog and exog.
-    """
-    from patsy import ModelDesc
-
-    if not isinstance(formula, str):  # statsmodels itself needs a string
-        raise TypeError(
-            f"formula must be a string such as 'y ~ x1 + x2', got "
-            f"{type(formula).__name__}"
-        )
-    # a syntax error is a PatsyError, which from_formula words for the user
-    terms = [term.name() for term in ModelDesc.from_formula(formula).lhs_termlist]
-    if len(terms) == 1:
-        return
-    if not terms:
-        raise ValueError(
-            f"the formula {formula!r} has no outcome: write it as "
-            "'outcome ~ features', e.g. 'y ~ x1 + x2'"
-        )
-    raise ValueError(
-        "the formula's left-hand side must be one outcome, got "
-        f"{len(terms)} terms: {' + '.join(terms)}. Put the features on the right "
-        "of '~' (e.g. 'y ~ x1 + x2'); to model a combination of columns as the "
-        "outcome, write it as one term, e.g. 'I(a + b) ~ x1'"
-    )
 
 
 def _sort_key(value):
@@ -410,6 +375,34 @@ def _dependent_columns(summary: DesignSummary) -> tuple[list[int], list[int]]:
     return dependent, sorted(partners)
 
 
+def coerce_exog(exog):
+    """``exog`` as something with a shape: lists and tuples become arrays (as
+    statsmodels' ``Logit`` takes them; ``GenericLikelihoodModel`` reads
+    ``exog.shape``). Sparse matrices are refused by name."""
+    from scipy import sparse
+
+    if sparse.issparse(exog):
+        raise TypeError(
+            f"exog is a sparse matrix ({type(exog).__name__}); sparse matrices are "
+            "not supported: pass a dense array, exog.toarray()"
+        )
+    if not hasattr(exog, "shape"):
+        try:
+            exog = np.asarray(exog)
+        except ValueError as exc:
+            raise ValueError(
+                "exog must be a table of numbers, one row per observation with "
+                f"the same number of columns in each; could not read it ({exc})"
+            ) from exc
+    if np.ndim(exog) == 2 and np.shape(exog)[1] == 0:
+        raise ValueError(
+            f"exog has no columns (shape {np.shape(exog)}); the hyperplanes need "
+            "at least one, e.g. a constant column (a formula adds it unless it "
+            "has '0 +' or '- 1')"
+        )
+    return exog
+
+
 def precheck_data(endog, exog, missing: str) -> None:
     """Checks that must run before statsmodels' data handling, whose own errors do
     not name the column: non-numeric features, and NaN or infinite values that the
@@ -443,13 +436,42 @@ def precheck_data(endog, exog, missing: str) -> None:
     if bad.any() and names is None:
         names = _array_column_names(values)
     _raise_if_bad("exog", {names[j]: int(bad[j]) for j in np.flatnonzero(bad)}, missing)
+    y = pd.Series(np.asarray(endog).ravel()) if np.ndim(endog) <= 1 else None
     if missing != "drop":
-        y = pd.Series(np.asarray(endog).ravel()) if np.ndim(endog) <= 1 else None
         if y is not None and y.isna().any():
             raise ValueError(
                 f"endog has {int(y.isna().sum())} missing values; drop those rows "
                 "or pass missing='drop'"
             )
+    elif values.shape[0]:
+        _check_rows_left(y, values, names)
+
+
+def _check_rows_left(y, values, names) -> None:
+    """A clear error when ``missing='drop'`` would drop every row (statsmodels
+    would go on to reduce zero-row arrays), naming the columns with no value."""
+    incomplete, has_value = [], np.zeros(values.shape[1], dtype=bool)
+    for block in _float_blocks(values):
+        missing = np.isnan(block)
+        incomplete.append(missing.any(axis=1))
+        has_value |= ~missing.all(axis=0)
+    incomplete = np.concatenate(incomplete)
+    if y is not None and len(y) == len(incomplete):
+        incomplete |= y.isna().to_numpy()
+    if not incomplete.all():
+        return
+    names = names if names is not None else _array_column_names(values)
+    empty = [names[j] for j in np.flatnonzero(~has_value)]
+    where = (
+        f"; these columns have no value at all: {', '.join(map(repr, empty))}"
+        if empty
+        else ""
+    )
+    raise ValueError(
+        "no observations are left after missing='drop' dropped the rows with a "
+        f"missing value: every one of the {len(incomplete)} rows has one{where}. "
+        "Drop or impute those columns first"
+    )
 
 
 def _array_column_names(values: np.ndarray) -> list[str]:
@@ -499,36 +521,6 @@ def statsmodels_exog_names(exog: np.ndarray) -> list[str]:
         names.insert(int(variance.argmin()), "const")
         return names
     return [f"x{i:d}" for i in range(1, n_cols + 1)]
-
-
-def formula_columns(formula: str, columns) -> list:
-    """The columns of ``columns`` whose names appear in ``formula`` (as whole
-    names, so that ``x1`` does not match ``x10``)."""
-    import re
-
-    return [
-        c
-        for c in columns
-        if re.search(rf"(?<![\w.]){re.escape(str(c))}(?![\w.])", formula)
-    ]
-
-
-def precheck_formula_data(formula: str, data, missing: str) -> None:
-    """NaN or infinite values in the columns a formula uses, named, before patsy's
-    own error ('factor contains missing values') which does not name them."""
-    import pandas as pd
-
-    if not isinstance(data, pd.DataFrame):
-        return
-    used = formula_columns(formula, data.columns)
-    numeric = [c for c in used if pd.api.types.is_numeric_dtype(data[c].dtype)]
-    counts = {}
-    if missing != "drop":
-        text = [c for c in used if c not in numeric]
-        counts = {c: int(data[c].isna().sum()) for c in text if data[c].isna().any()}
-    bad = _count_not_kept(data[numeric], missing)
-    counts.update({numeric[j]: int(n) for j, n in enumerate(bad) if n})
-    _raise_if_bad("the data", counts, missing)
 
 
 def _count_not_kept(values, missing: str) -> np.ndarray:

@@ -12,6 +12,12 @@ from . import _dask, _fitting
 from ._blocks import BlockProblem
 from ._covariance import COV_TYPES
 from ._em import MSTEPS, EMOptions
+from ._formula_data import (
+    check_formula_outcome,
+    formula_columns,
+    numpy_backed,
+    precheck_formula_data,
+)
 from ._likelihood import (
     compute_hard_terms,
     compute_terms,
@@ -20,18 +26,15 @@ from ._likelihood import (
     linear_scores,
     predict_mean,
 )
-from ._newdata import numpy_backed
 from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
     check_design,
-    check_formula_outcome,
     check_int,
     check_positive_float,
+    coerce_exog,
     encode_outcome,
-    formula_columns,
     precheck_data,
-    precheck_formula_data,
     prepare_endog,
     resolve_inside,
     statsmodels_exog_names,
@@ -211,6 +214,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 f"{sorted(unknown)}"
             )
         self._exog_named = hasattr(exog, "columns")
+        if not _dask.is_dask_collection(exog):
+            exog = coerce_exog(exog)
         if _dask.is_dask_collection(endog) or _dask.is_dask_collection(exog):
             # the data stay on the Dask workers; see plumestats._dask
             _dask.init_dask_model(

@@ -446,6 +446,57 @@ def test_empty_data(interface):
             PolyhedralMixtureLogit(data["y"], design(data), k=1).fit()
 
 
+def test_exog_as_lists_is_accepted_like_logit():
+    """Lists of rows are a design, as for statsmodels' Logit (GenericLikelihood-
+    Model read exog.shape: "'list' object has no attribute 'shape'")."""
+    data = simulated()
+    exog = design(data)
+    expected = PolyhedralMixtureLogit(data["y"].to_numpy(), exog, k=2).fit()
+    for rows in (exog.tolist(), tuple(map(tuple, exog))):
+        res = PolyhedralMixtureLogit(data["y"].tolist(), rows, k=2).fit()
+        np.testing.assert_allclose(res.params, expected.params, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"same number of columns"):
+        PolyhedralMixtureLogit([0, 1, 0], [[1.0, 2.0], [1.0], [1.0, 3.0]], k=1)
+
+
+@pytest.mark.parametrize("interface", ["formula", "array", "frame"])
+def test_exog_without_columns_is_refused(interface):
+    data = simulated()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "Mean of empty slice" came first
+        with pytest.raises(ValueError, match=r"exog has no columns.*constant"):
+            if interface == "formula":
+                ps.plume("y ~ 0", data, k=2)
+            elif interface == "array":
+                PolyhedralMixtureLogit(data["y"], np.empty((len(data), 0)), k=2)
+            else:
+                PolyhedralMixtureLogit(data["y"], data[[]], k=2)
+
+
+def test_sparse_exog_says_to_densify():
+    from scipy import sparse
+
+    data = simulated()
+    with pytest.raises(TypeError, match=r"sparse.*not supported.*toarray\(\)"):
+        PolyhedralMixtureLogit(data["y"], sparse.csr_matrix(design(data)), k=2)
+
+
+def test_no_rows_left_after_dropping_missing_values():
+    """An all-NaN column under missing='drop' leaves no rows: say so, and name
+    the column (it was numpy's zero-size reduction error)."""
+    data = simulated()
+    exog = design(data)
+    exog[:, 2] = np.nan
+    with pytest.raises(ValueError, match=r"no observations are left.*'x2'"):
+        PolyhedralMixtureLogit(data["y"], exog, k=2, missing="drop")
+    # NaN spread over the outcome and a feature, no column empty
+    y = data["y"].to_numpy(dtype=float, copy=True)
+    exog = design(data)
+    y[::2], exog[1::2, 1] = np.nan, np.nan
+    with pytest.raises(ValueError, match=r"no observations are left"):
+        PolyhedralMixtureLogit(y, exog, k=2, missing="drop")
+
+
 @pytest.mark.parametrize("interface", ["formula", "array"])
 def test_single_row(interface):
     data = simulated().iloc[:1]
