@@ -238,6 +238,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                     "columns"
                 )
         endog, prepared_mapping = prepare_endog(endog)
+        n_given = np.shape(endog)[0]
         super().__init__(endog, exog, missing=missing, **kwargs)
         # GenericLikelihoodModel copies every keyword onto the instance; the patsy
         # design info cannot be pickled and already lives on self.data, which
@@ -248,10 +249,15 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         try:
             y01, mapping, yname = encode_outcome(self.endog, self.data.ynames)
         except ValueError as exc:
-            if missing != "drop":
+            # rows dropped here by statsmodels, and before by patsy (formulas)
+            dropped = n_given - self.endog.shape[0]
+            if kwargs.get("missing_idx") is not None:
+                dropped += int(np.sum(kwargs["missing_idx"]))
+            if missing != "drop" or dropped == 0:
                 raise
             raise ValueError(
-                f"{exc} (after missing='drop' removed the rows with missing values)"
+                f"{exc} (after missing='drop' removed {dropped} "
+                f"row{'s' if dropped != 1 else ''} with missing values)"
             ) from exc
         self.endog = y01
         if self.endog.ndim != np.ndim(self.data.endog):

@@ -239,6 +239,17 @@ def test_outcome_left_with_one_class_after_dropping_rows():
         ps.plume(FORMULA, data, k=2, missing="drop")
 
 
+def test_outcome_error_mentions_dropping_only_when_rows_were_dropped():
+    data = simulated()
+    data["x3"] = np.arange(len(data)) % 3
+    with pytest.raises(ValueError, match=r"two levels, found 3") as caught:
+        ps.plume("x3 ~ x1 + x2", data, k=2)  # the formula default, missing="drop"
+    assert "missing='drop'" not in str(caught.value)
+    data.loc[[0, 1], "x1"] = np.nan
+    with pytest.raises(ValueError, match=r"missing='drop' removed 2 rows"):
+        ps.plume("x3 ~ x1 + x2", data, k=2)
+
+
 def test_outcome_with_two_columns_is_refused():
     """A slip such as endog=data[["y", "x1"]] must not be decoded silently."""
     data = simulated()
