@@ -28,7 +28,7 @@ from patsy import PatsyError
 
 from ._formula_data import formula_columns, numpy_backed
 
-__all__ = ["align_columns", "new_design"]
+__all__ = ["align_columns", "new_design", "text_in_numeric_columns"]
 
 
 def align_columns(model, exog):
@@ -110,39 +110,50 @@ def _formula_frame(model, exog):
             exog = exog.to_frame().T.infer_objects()
     if not isinstance(exog, pd.DataFrame):
         return exog  # a dict of columns: patsy's own business
+    if len(exog) == 0:
+        # no rows, no values to type the columns (a CSV header alone reads as
+        # text): no predictions, not patsy's error about text
+        numeric = {c: float for c in text_in_numeric_columns(model, exog)}
+        exog = exog.astype(numeric)
     return numpy_backed(exog, formula_columns(model.formula, exog.columns))
+
+
+def text_in_numeric_columns(model, frame) -> dict:
+    """The columns of ``frame`` that a formula model uses as numbers but that
+    hold text: ``{column: an example value, or None}``."""
+    info = getattr(model.data, "model_spec", None)
+    factor_infos = getattr(info, "factor_infos", None)
+    if not factor_infos or not isinstance(frame, pd.DataFrame):
+        return {}
+    numeric_codes = " ".join(
+        factor.name()
+        for factor, f_info in factor_infos.items()
+        if f_info.type == "numerical"
+    )
+    text = {}
+    for column in formula_columns(numeric_codes, frame.columns):
+        dtype = frame[column].dtype
+        if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+            continue
+        values = frame[column].dropna()
+        text[column] = values.iloc[0] if len(values) else None
+    return text
 
 
 def _non_numeric_columns(model, frame) -> str | None:
     """A message naming the columns that the formula uses as numbers but the
     new data hold as text (patsy's own message for this is an
     ``AttributeError`` about ``dtype``), or None."""
-    info = getattr(model.data, "model_spec", None)
-    factor_infos = getattr(info, "factor_infos", None)
-    if not factor_infos or not isinstance(frame, pd.DataFrame):
-        return None
-    numeric_codes = " ".join(
-        factor.name()
-        for factor, f_info in factor_infos.items()
-        if f_info.type == "numerical"
-    )
-    text = [
-        c
-        for c in formula_columns(numeric_codes, frame.columns)
-        if not (
-            pd.api.types.is_numeric_dtype(frame[c].dtype)
-            or pd.api.types.is_bool_dtype(frame[c].dtype)
-        )
-    ]
+    text = text_in_numeric_columns(model, frame)
     if not text:
         return None
-    shown = "; ".join(
-        f"{c!r} holds text (dtype {frame[c].dtype}"
-        + (f", e.g. {frame[c].dropna().iloc[0]!r})" if frame[c].notna().any() else ")")
-        for c in text
+    shown = ", ".join(
+        repr(c) + ("" if example is None else f" (e.g. {example!r})")
+        for c, example in text.items()
     )
     return (
-        f"{shown}, but the formula uses it as a number; convert it with pd.to_numeric"
+        f"the formula uses {', '.join(map(repr, text))} as numbers, but the new "
+        f"data hold text in {shown}; convert with pd.to_numeric"
     )
 
 

@@ -828,7 +828,7 @@ def test_formula_prediction_errors_name_the_column(path, fitted_with_factor):
     with pytest.raises(ValueError, match=r"could not apply.*\bx2\b"):
         predict(data.iloc[:5].drop(columns="x2"))
     text = data.iloc[:5].astype({"x1": str})
-    with pytest.raises(ValueError, match=r"'x1' holds text.*pd\.to_numeric"):
+    with pytest.raises(ValueError, match=r"uses 'x1' as numbers.*'x1' \(e\.g\."):
         predict(text)
 
 
@@ -840,6 +840,21 @@ def test_formula_model_predicts_at_a_row_given_as_a_series(fitted_with_factor):
     np.testing.assert_allclose(np.asarray(res.predict(data.iloc[3])), expected)
     got = res.get_prediction(data.iloc[3]).predicted
     np.testing.assert_allclose(got, expected)
+
+
+def test_prediction_at_no_complete_rows(fitted_with_factor):
+    """No rows (a CSV header alone reads as text columns), or only incomplete
+    ones: empty predictions, not patsy's text error or numpy's reshape error;
+    an average of nothing is refused by name."""
+    data, res = fitted_with_factor
+    header_only = pd.DataFrame({c: pd.Series([], dtype=object) for c in data})
+    assert len(res.predict(header_only)) == 0
+    assert len(res.get_prediction(header_only).summary_frame()) == 0
+    incomplete = data.iloc[:2].assign(x1=np.nan)
+    assert np.isnan(np.asarray(res.predict(incomplete), dtype=float)).all()
+    assert len(res.get_prediction(incomplete).summary_frame()) == 0
+    with pytest.raises(ValueError, match=r"average=True needs at least one row"):
+        res.get_prediction(incomplete, average=True)
 
 
 def test_predict_with_a_design_of_the_wrong_width(fitted_with_factor):
