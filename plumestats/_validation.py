@@ -17,6 +17,7 @@ __all__ = [
     "coerce_exog",
     "design_summary",
     "encode_outcome",
+    "float_vector",
     "prepare_endog",
     "resolve_inside",
     "row_blocks",
@@ -42,6 +43,34 @@ def check_positive_float(value, name: str, allow_zero: bool = False) -> float:
     if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be a finite number {bound}, got {value}")
     return value
+
+
+def float_vector(values, name: str) -> np.ndarray:
+    """``values`` as a float array, or a ``ValueError`` naming ``name`` (NumPy's
+    own, "could not convert string to float", does not say which argument)."""
+    if not isinstance(values, str | bytes | dict | set):
+        try:
+            return np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            pass
+    shown = repr(values)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise ValueError(
+        f"{name} must be an array of numbers, got a {type(values).__name__}: {shown}"
+    )
+
+
+def as_grid(values, name: str) -> list:
+    """A grid of candidate values; a single number is a grid of one."""
+    if isinstance(values, numbers.Number):
+        return [values]
+    if isinstance(values, np.ndarray) and values.ndim == 0:
+        return [values.item()]
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise ValueError(
+            f"{name} must be a number or a sequence of numbers, got {values!r}"
+        )
+    return list(values)
 
 
 def check_choice(value, name: str, allowed: Iterable[str]) -> str:

@@ -653,6 +653,35 @@ def test_start_params_of_the_wrong_length():
         model.fit(start_params=np.zeros(5))
 
 
+@pytest.mark.parametrize("bad", ["abc", {"h1:x1": 1.0}, ["a"] * 6])
+@pytest.mark.parametrize("method", ["em", "bfgs"])
+def test_start_params_that_are_not_numbers_are_named(bad, method):
+    model = ps.plume(FORMULA, simulated(), k=2)
+    with pytest.raises(ValueError, match=r"start_params must be an array of numbers"):
+        model.fit(start_params=bad, method=method)
+    flips = ps.plume_flip(FORMULA, simulated(), k=2)
+    with pytest.raises(ValueError, match=r"start_params must be an array of numbers"):
+        flips.fit(start_params=bad)
+
+
+def test_hard_model_takes_no_finite_gamma():
+    """gamma = inf defines SPLA1 (it was "got multiple values for keyword
+    argument 'gamma'")."""
+    data = simulated()
+    for make in (
+        lambda: ps.HardPolyhedralLogit(data["y"], design(data), k=2, gamma=2.0),
+        lambda: ps.spla1(FORMULA, data, k=2, gamma=2.0),
+    ):
+        with pytest.raises(
+            TypeError,
+            match=r"gamma = inf by definition.*"
+            r"PolyhedralMixtureLogit",
+        ):
+            make()
+    hard = ps.HardPolyhedralLogit(data["y"], design(data), k=2, gamma=np.inf)
+    assert hard.gamma == np.inf
+
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf], ids=["nan", "inf"])
 def test_non_finite_start_params(bad):
     model = ps.plume(FORMULA, simulated(), k=2)
