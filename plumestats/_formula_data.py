@@ -79,10 +79,10 @@ def precheck_formula_data(formula: str, data, missing: str) -> None:
     counts = {}
     if missing != "drop":
         text = [c for c in used if c not in numeric]
-        counts = {c: int(data[c].isna().sum()) for c in text if data[c].isna().any()}
-    bad = _count_not_kept(data[numeric], missing)
-    counts.update({numeric[j]: int(n) for j, n in enumerate(bad) if n})
-    _raise_if_bad("the data", counts, missing)
+        counts = {c: (int(data[c].isna().sum()), 0) for c in text}
+    n_nan, n_inf = _count_not_kept(data[numeric], missing)
+    counts.update({c: (n_nan[j], n_inf[j]) for j, c in enumerate(numeric)})
+    _raise_if_bad("the data", counts)
 
 
 def numpy_backed(frame: pd.DataFrame, columns=None) -> pd.DataFrame:

@@ -461,10 +461,11 @@ def precheck_data(endog, exog, missing: str) -> None:
             raise ValueError(f"exog must be numeric, got dtype {values.dtype}")
         values = values.reshape(values.shape[0], -1)
         names = None
-    bad = _count_not_kept(values, missing)
-    if bad.any() and names is None:
+    n_nan, n_inf = _count_not_kept(values, missing)
+    bad = np.flatnonzero(n_nan + n_inf)
+    if bad.size and names is None:
         names = _array_column_names(values)
-    _raise_if_bad("exog", {names[j]: int(bad[j]) for j in np.flatnonzero(bad)}, missing)
+    _raise_if_bad("exog", {names[j]: (n_nan[j], n_inf[j]) for j in bad})
     y = pd.Series(np.asarray(endog).ravel()) if np.ndim(endog) <= 1 else None
     if missing != "drop":
         if y is not None and y.isna().any():
@@ -552,32 +553,49 @@ def statsmodels_exog_names(exog: np.ndarray) -> list[str]:
     return [f"x{i:d}" for i in range(1, n_cols + 1)]
 
 
-def _count_not_kept(values, missing: str) -> np.ndarray:
-    """Per column, the entries that ``missing`` will not drop: NaN or inf, or
-    only inf when ``missing='drop'`` (statsmodels drops NaN rows only)."""
-    counts = np.zeros(values.shape[1], dtype=np.intp)
+def _count_not_kept(values, missing: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, the entries that ``missing`` will not drop: NaN (none when
+    ``missing='drop'``) and infinite values (statsmodels drops NaN rows only)."""
+    n_nan = np.zeros(values.shape[1], dtype=np.intp)
+    n_inf = np.zeros(values.shape[1], dtype=np.intp)
     for block in _float_blocks(values):
-        kept = np.isfinite(block)
-        if missing == "drop":
-            kept |= np.isnan(block)
-        if not kept.all():
-            counts += block.shape[0] - np.count_nonzero(kept, axis=0)
-    return counts
+        if np.isfinite(block).all():
+            continue
+        n_inf += np.count_nonzero(np.isinf(block), axis=0)
+        if missing != "drop":
+            n_nan += np.count_nonzero(np.isnan(block), axis=0)
+    return n_nan, n_inf
 
 
-def _raise_if_bad(where: str, counts: dict, missing: str) -> None:
+def _raise_if_bad(where: str, counts: dict) -> None:
     """One error naming every column with values that cannot be used, and how
-    many, with the fix."""
+    many of each kind, with the fix; ``counts`` is ``{column: (n_missing,
+    n_infinite)}``."""
+    counts = {c: (int(a), int(b)) for c, (a, b) in counts.items() if a or b}
     if not counts:
         return
-    kind = "infinite" if missing == "drop" else "missing"
+
+    def amount(n, kind):
+        return f"{n} {kind} value{'s' if n != 1 else ''}"
+
     listed = ", ".join(
-        f"{c!r} ({n} {kind} value{'s' if n != 1 else ''})" for c, n in counts.items()
+        f"{c!r} ("
+        + ", ".join(
+            amount(n, kind)
+            for n, kind in zip(pair, ("missing", "infinite"), strict=True)
+            if n
+        )
+        + ")"
+        for c, pair in counts.items()
     )
-    what = "infinite" if missing == "drop" else "missing or infinite"
-    fix = (
-        "replace or drop those rows yourself (missing='drop' drops only NaN)"
-        if missing == "drop"
-        else "drop or impute those rows, or pass missing='drop'"
-    )
-    raise ValueError(f"{where} has {what} values in {listed}; {fix}")
+    fixes = []
+    if any(n_nan for n_nan, _ in counts.values()):
+        fixes.append(
+            "drop or impute the rows with missing values, or pass missing='drop'"
+        )
+    if any(n_inf for _, n_inf in counts.values()):
+        fixes.append(
+            "replace or drop the rows with infinite values yourself (missing='drop' "
+            "drops only missing values, NaN)"
+        )
+    raise ValueError(f"{where} has non-finite values in {listed}; {'; '.join(fixes)}")

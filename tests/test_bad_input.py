@@ -303,6 +303,30 @@ def test_bad_feature_values_with_missing_none_name_column_and_count(bad, interfa
             PolyhedralMixtureLogit(data["y"], design(data), k=2).fit()
 
 
+@pytest.mark.parametrize("interface", ["formula", "array"])
+def test_infinite_values_are_not_called_missing(interface):
+    """With missing='none' an inf was counted as a "missing value" and the fix
+    offered was missing='drop', which then refused it: each kind is named, with
+    its own fix."""
+    data = simulated()
+    data.loc[[1, 2], "x1"] = np.nan
+    data.loc[3, "x2"] = np.inf
+    with pytest.raises(ValueError) as caught:
+        if interface == "formula":
+            ps.plume(FORMULA, data, k=2, missing="none")
+        else:
+            PolyhedralMixtureLogit(data["y"], design(data), k=2)
+    message = str(caught.value)
+    assert "'x1' (2 missing values)" in message
+    assert "'x2' (1 infinite value)" in message
+    assert re.search(r"infinite values yourself", message)
+    data.loc[[1, 2], "x1"] = 0.0
+    with pytest.raises(ValueError) as caught:
+        PolyhedralMixtureLogit(data["y"], design(data), k=2)
+    assert "missing" not in str(caught.value).split(";")[0]
+    assert "pass missing='drop'" not in str(caught.value)
+
+
 @pytest.mark.parametrize("bad", [np.inf, -np.inf], ids=["inf", "-inf"])
 def test_inf_in_features_is_not_missing_under_drop(bad):
     """statsmodels drops NaN only; an infinite feature is an error naming it."""
