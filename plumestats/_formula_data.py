@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from patsy import ModelDesc
 
-from ._validation import _count_not_kept, _raise_if_bad
+from ._validation import _count_not_kept, _raise_if_bad, _refuse_complex
 
 __all__ = [
     "check_formula_outcome",
@@ -75,6 +75,7 @@ def precheck_formula_data(formula: str, data, missing: str) -> None:
     if not isinstance(data, pd.DataFrame):
         return
     used = formula_columns(formula, data.columns)
+    _refuse_complex(data[used], "the data")
     numeric = [c for c in used if pd.api.types.is_numeric_dtype(data[c].dtype)]
     counts = {}
     if missing != "drop":

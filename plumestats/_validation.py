@@ -104,6 +104,14 @@ def prepare_endog(endog):
     series = endog
     if isinstance(series, pd.DataFrame) and series.shape[1] == 1:
         series = series.iloc[:, 0]
+    if pd.api.types.is_complex_dtype(getattr(series, "dtype", None)) or (
+        not hasattr(series, "dtype") and np.iscomplexobj(series)
+    ):
+        # NumPy would drop the imaginary parts with only a ComplexWarning
+        raise ValueError(
+            "endog has complex values; the outcome must be two real levels, e.g. "
+            "0/1, or labels"
+        )
     if not isinstance(series, pd.Series) and isinstance(
         getattr(series, "dtype", None), pd.CategoricalDtype
     ):
@@ -407,7 +415,8 @@ def _dependent_columns(summary: DesignSummary) -> tuple[list[int], list[int]]:
 def coerce_exog(exog):
     """``exog`` as something with a shape: lists and tuples become arrays (as
     statsmodels' ``Logit`` takes them; ``GenericLikelihoodModel`` reads
-    ``exog.shape``). Sparse matrices are refused by name."""
+    ``exog.shape``). Sparse matrices, repeated column names and designs
+    without columns are refused by name."""
     from scipy import sparse
 
     if sparse.issparse(exog):
@@ -423,6 +432,14 @@ def coerce_exog(exog):
                 "exog must be a table of numbers, one row per observation with "
                 f"the same number of columns in each; could not read it ({exc})"
             ) from exc
+    columns = getattr(exog, "columns", None)
+    if columns is not None and columns.has_duplicates:
+        repeated = list(dict.fromkeys(columns[columns.duplicated()]))
+        raise ValueError(
+            f"exog has more than one column named {', '.join(map(repr, repeated))}; "
+            "give each column a distinct name (the parameter names are made from "
+            "them)"
+        )
     if np.ndim(exog) == 2 and np.shape(exog)[1] == 0:
         raise ValueError(
             f"exog has no columns (shape {np.shape(exog)}); the hyperplanes need "
@@ -449,6 +466,7 @@ def precheck_data(endog, exog, missing: str) -> None:
             for n, dt in zip(names, exog.dtypes, strict=True)
             if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))
         ]
+        _refuse_complex(exog, "exog")
         if text:
             raise ValueError(
                 f"exog columns {text} are not numeric; encode them first (with a "
@@ -475,6 +493,21 @@ def precheck_data(endog, exog, missing: str) -> None:
             )
     elif values.shape[0]:
         _check_rows_left(y, values, names)
+
+
+def _refuse_complex(frame, where: str) -> None:
+    """Complex columns are numbers to pandas, but NumPy's cast to float would
+    drop their imaginary parts with only a ComplexWarning."""
+    import pandas as pd
+
+    complex_columns = [
+        str(c) for c, dt in frame.dtypes.items() if pd.api.types.is_complex_dtype(dt)
+    ]
+    if complex_columns:
+        raise ValueError(
+            f"{where} has complex values in {complex_columns}; the model needs "
+            "real numbers"
+        )
 
 
 def _check_rows_left(y, values, names) -> None:

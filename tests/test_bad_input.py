@@ -508,6 +508,34 @@ def test_exog_without_columns_is_refused(interface):
                 PolyhedralMixtureLogit(data["y"], data[[]], k=2)
 
 
+def test_repeated_column_names_are_refused():
+    """Two columns named x1 gave two parameters named h1:x1 without a word."""
+    data = simulated()
+    exog = pd.DataFrame(design(data), columns=["const", "x1", "x1"])
+    with pytest.raises(ValueError, match=r"more than one column named 'x1'"):
+        PolyhedralMixtureLogit(data["y"], exog, k=2)
+
+
+@pytest.mark.parametrize(
+    "where", ["outcome array", "outcome series", "outcome formula", "feature"]
+)
+def test_complex_values_are_refused(where):
+    """NumPy would keep the real parts with only a ComplexWarning."""
+    data = simulated()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"complex values"):
+            if where == "outcome array":
+                PolyhedralMixtureLogit(data["y"].to_numpy(complex), design(data), k=2)
+            elif where == "outcome series":
+                PolyhedralMixtureLogit(data["y"].astype(complex), design(data), k=2)
+            elif where == "outcome formula":
+                ps.plume(FORMULA, data.astype({"y": complex}), k=2)
+            else:
+                exog = pd.DataFrame(design(data), columns=["const", "x1", "x2"])
+                PolyhedralMixtureLogit(data["y"], exog.astype({"x1": complex}), k=2)
+
+
 def test_sparse_exog_says_to_densify():
     from scipy import sparse
 
