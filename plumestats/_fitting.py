@@ -23,6 +23,7 @@ from ._em import PERFECT_LOGPROB, Problem, run_em, separating
 from ._reseat import reseat_faces
 from ._scaling import DesignScaling
 from ._start import _START_MAX_ROWS, make_start, sample_rows, start_methods
+from ._validation import float_vector
 
 __all__ = ["best_run", "em_runs", "fit_direct"]
 
@@ -115,7 +116,7 @@ def start_sample(problem, init, rng):
 
 
 def _user_start(model, scaling, start_params):
-    start = np.asarray(start_params, dtype=float)
+    start = float_vector(start_params, "start_params")
     if start.shape != (model.nparams,):
         raise ValueError(
             f"start_params must have {model.nparams} values (k * exog columns), "

@@ -117,7 +117,10 @@ def _log_probabilities(model, params, exog, jacobian: bool = True):
     if not jacobian:
         return yes._log_lik[:, 0], no._log_lik[:, 0], None
     weights = yes.score_weights(gamma) - no.score_weights(gamma)
-    gradient = (weights[:, :, None] * exog[:, None, :]).reshape(len(exog), -1)
+    # the width spelled out: -1 cannot be inferred for zero rows
+    gradient = (weights[:, :, None] * exog[:, None, :]).reshape(
+        len(exog), k * exog.shape[1]
+    )
     return yes._log_lik[:, 0], no._log_lik[:, 0], gradient
 
 
@@ -218,6 +221,11 @@ def prediction_results(
             df=results.df_resid,
             dist=dist,
             row_labels=labels,
+        )
+    if len(design) == 0:
+        raise ValueError(
+            "average=True needs at least one row with every value present; "
+            "the rows given have none"
         )
     weights = _aggregation_weights(agg_weights, len(design))
     prob = expit(log_odds)

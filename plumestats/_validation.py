@@ -14,8 +14,10 @@ __all__ = [
     "check_design",
     "check_int",
     "check_positive_float",
+    "coerce_exog",
     "design_summary",
     "encode_outcome",
+    "float_vector",
     "prepare_endog",
     "resolve_inside",
     "row_blocks",
@@ -67,6 +69,34 @@ def check_gamma(value, name: str = "gamma") -> float:
     return value
 
 
+def float_vector(values, name: str) -> np.ndarray:
+    """``values`` as a float array, or a ``ValueError`` naming ``name`` (NumPy's
+    own, "could not convert string to float", does not say which argument)."""
+    if not isinstance(values, str | bytes | dict | set):
+        try:
+            return np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            pass
+    shown = repr(values)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise ValueError(
+        f"{name} must be an array of numbers, got a {type(values).__name__}: {shown}"
+    )
+
+
+def as_grid(values, name: str) -> list:
+    """A grid of candidate values; a single number is a grid of one."""
+    if isinstance(values, numbers.Number):
+        return [values]
+    if isinstance(values, np.ndarray) and values.ndim == 0:
+        return [values.item()]
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise ValueError(
+            f"{name} must be a number or a sequence of numbers, got {values!r}"
+        )
+    return list(values)
+
+
 def check_choice(value, name: str, allowed: Iterable[str]) -> str:
     """One of a fixed set of strings."""
     allowed = tuple(allowed)
@@ -98,6 +128,22 @@ def prepare_endog(endog):
     series = endog
     if isinstance(series, pd.DataFrame) and series.shape[1] == 1:
         series = series.iloc[:, 0]
+    if pd.api.types.is_complex_dtype(getattr(series, "dtype", None)) or (
+        not hasattr(series, "dtype") and np.iscomplexobj(series)
+    ):
+        # NumPy would drop the imaginary parts with only a ComplexWarning
+        raise ValueError(
+            "endog has complex values; the outcome must be two real levels, e.g. "
+            "0/1, or labels"
+        )
+    if not isinstance(series, pd.Series) and isinstance(
+        getattr(series, "dtype", None), pd.CategoricalDtype
+    ):
+        # a bare pd.Categorical (or CategoricalIndex): its declared order codes
+        # the classes, as for a categorical Series and in a formula; np.asarray
+        # would lose it and sort the labels instead
+        codes, mapping = prepare_endog(pd.Series(series))
+        return codes.to_numpy(), mapping
     if isinstance(series, pd.Series):
         dtype = series.dtype
         if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(
@@ -132,8 +178,6 @@ def _two_level_mapping(levels) -> dict:
     if len(levels) != 2:
         shown = ", ".join(repr(level) for level in levels[:10])
         raise ValueError(f"endog must have two levels, found {len(levels)}: [{shown}]")
-    if levels == ["False", "True"]:  # patsy's names for a boolean outcome
-        levels = [False, True]
     return {levels[0]: 0, levels[1]: 1}
 
 
@@ -151,6 +195,8 @@ def encode_outcome(endog: np.ndarray, names=None) -> tuple[np.ndarray, dict, str
         values = values[:, 0]
     if values.ndim == 2:
         levels, name = _indicator_levels(names, values.shape[1])
+        if levels == ["False", "True"]:  # patsy's names for a boolean outcome
+            levels = [False, True]
         mapping = _two_level_mapping(levels)
         return values[:, 1].astype(float), mapping, name
     if values.dtype == bool:
@@ -390,6 +436,43 @@ def _dependent_columns(summary: DesignSummary) -> tuple[list[int], list[int]]:
     return dependent, sorted(partners)
 
 
+def coerce_exog(exog):
+    """``exog`` as something with a shape: lists and tuples become arrays (as
+    statsmodels' ``Logit`` takes them; ``GenericLikelihoodModel`` reads
+    ``exog.shape``). Sparse matrices, repeated column names and designs
+    without columns are refused by name."""
+    from scipy import sparse
+
+    if sparse.issparse(exog):
+        raise TypeError(
+            f"exog is a sparse matrix ({type(exog).__name__}); sparse matrices are "
+            "not supported: pass a dense array, exog.toarray()"
+        )
+    if not hasattr(exog, "shape"):
+        try:
+            exog = np.asarray(exog)
+        except ValueError as exc:
+            raise ValueError(
+                "exog must be a table of numbers, one row per observation with "
+                f"the same number of columns in each; could not read it ({exc})"
+            ) from exc
+    columns = getattr(exog, "columns", None)
+    if columns is not None and columns.has_duplicates:
+        repeated = list(dict.fromkeys(columns[columns.duplicated()]))
+        raise ValueError(
+            f"exog has more than one column named {', '.join(map(repr, repeated))}; "
+            "give each column a distinct name (the parameter names are made from "
+            "them)"
+        )
+    if np.ndim(exog) == 2 and np.shape(exog)[1] == 0:
+        raise ValueError(
+            f"exog has no columns (shape {np.shape(exog)}); the hyperplanes need "
+            "at least one, e.g. a constant column (a formula adds it unless it "
+            "has '0 +' or '- 1')"
+        )
+    return exog
+
+
 def precheck_data(endog, exog, missing: str) -> None:
     """Checks that must run before statsmodels' data handling, whose own errors do
     not name the column: non-numeric features, and NaN or infinite values that the
@@ -407,6 +490,7 @@ def precheck_data(endog, exog, missing: str) -> None:
             for n, dt in zip(names, exog.dtypes, strict=True)
             if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))
         ]
+        _refuse_complex(exog, "exog")
         if text:
             raise ValueError(
                 f"exog columns {text} are not numeric; encode them first (with a "
@@ -419,17 +503,62 @@ def precheck_data(endog, exog, missing: str) -> None:
             raise ValueError(f"exog must be numeric, got dtype {values.dtype}")
         values = values.reshape(values.shape[0], -1)
         names = None
-    bad = _count_not_kept(values, missing)
-    if bad.any() and names is None:
+    n_nan, n_inf = _count_not_kept(values, missing)
+    bad = np.flatnonzero(n_nan + n_inf)
+    if bad.size and names is None:
         names = _array_column_names(values)
-    _raise_if_bad("exog", {names[j]: int(bad[j]) for j in np.flatnonzero(bad)}, missing)
+    _raise_if_bad("exog", {names[j]: (n_nan[j], n_inf[j]) for j in bad})
+    y = pd.Series(np.asarray(endog).ravel()) if np.ndim(endog) <= 1 else None
     if missing != "drop":
-        y = pd.Series(np.asarray(endog).ravel()) if np.ndim(endog) <= 1 else None
         if y is not None and y.isna().any():
             raise ValueError(
                 f"endog has {int(y.isna().sum())} missing values; drop those rows "
                 "or pass missing='drop'"
             )
+    elif values.shape[0]:
+        _check_rows_left(y, values, names)
+
+
+def _refuse_complex(frame, where: str) -> None:
+    """Complex columns are numbers to pandas, but NumPy's cast to float would
+    drop their imaginary parts with only a ComplexWarning."""
+    import pandas as pd
+
+    complex_columns = [
+        str(c) for c, dt in frame.dtypes.items() if pd.api.types.is_complex_dtype(dt)
+    ]
+    if complex_columns:
+        raise ValueError(
+            f"{where} has complex values in {complex_columns}; the model needs "
+            "real numbers"
+        )
+
+
+def _check_rows_left(y, values, names) -> None:
+    """A clear error when ``missing='drop'`` would drop every row (statsmodels
+    would go on to reduce zero-row arrays), naming the columns with no value."""
+    incomplete, has_value = [], np.zeros(values.shape[1], dtype=bool)
+    for block in _float_blocks(values):
+        missing = np.isnan(block)
+        incomplete.append(missing.any(axis=1))
+        has_value |= ~missing.all(axis=0)
+    incomplete = np.concatenate(incomplete)
+    if y is not None and len(y) == len(incomplete):
+        incomplete |= y.isna().to_numpy()
+    if not incomplete.all():
+        return
+    names = names if names is not None else _array_column_names(values)
+    empty = [names[j] for j in np.flatnonzero(~has_value)]
+    where = (
+        f"; these columns have no value at all: {', '.join(map(repr, empty))}"
+        if empty
+        else ""
+    )
+    raise ValueError(
+        "no observations are left after missing='drop' dropped the rows with a "
+        f"missing value: every one of the {len(incomplete)} rows has one{where}. "
+        "Drop or impute those columns first"
+    )
 
 
 def _array_column_names(values: np.ndarray) -> list[str]:
@@ -481,56 +610,49 @@ def statsmodels_exog_names(exog: np.ndarray) -> list[str]:
     return [f"x{i:d}" for i in range(1, n_cols + 1)]
 
 
-def precheck_formula_data(formula: str, data, missing: str) -> None:
-    """NaN or infinite values in the columns a formula uses, named, before patsy's
-    own error ('factor contains missing values') which does not name them."""
-    import re
-
-    import pandas as pd
-
-    if not isinstance(data, pd.DataFrame):
-        return
-    used = [
-        c
-        for c in data.columns
-        if re.search(rf"(?<![\w.]){re.escape(str(c))}(?![\w.])", formula)
-    ]
-    numeric = [c for c in used if pd.api.types.is_numeric_dtype(data[c].dtype)]
-    counts = {}
-    if missing != "drop":
-        text = [c for c in used if c not in numeric]
-        counts = {c: int(data[c].isna().sum()) for c in text if data[c].isna().any()}
-    bad = _count_not_kept(data[numeric], missing)
-    counts.update({numeric[j]: int(n) for j, n in enumerate(bad) if n})
-    _raise_if_bad("the data", counts, missing)
-
-
-def _count_not_kept(values, missing: str) -> np.ndarray:
-    """Per column, the entries that ``missing`` will not drop: NaN or inf, or
-    only inf when ``missing='drop'`` (statsmodels drops NaN rows only)."""
-    counts = np.zeros(values.shape[1], dtype=np.intp)
+def _count_not_kept(values, missing: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, the entries that ``missing`` will not drop: NaN (none when
+    ``missing='drop'``) and infinite values (statsmodels drops NaN rows only)."""
+    n_nan = np.zeros(values.shape[1], dtype=np.intp)
+    n_inf = np.zeros(values.shape[1], dtype=np.intp)
     for block in _float_blocks(values):
-        kept = np.isfinite(block)
-        if missing == "drop":
-            kept |= np.isnan(block)
-        if not kept.all():
-            counts += block.shape[0] - np.count_nonzero(kept, axis=0)
-    return counts
+        if np.isfinite(block).all():
+            continue
+        n_inf += np.count_nonzero(np.isinf(block), axis=0)
+        if missing != "drop":
+            n_nan += np.count_nonzero(np.isnan(block), axis=0)
+    return n_nan, n_inf
 
 
-def _raise_if_bad(where: str, counts: dict, missing: str) -> None:
+def _raise_if_bad(where: str, counts: dict) -> None:
     """One error naming every column with values that cannot be used, and how
-    many, with the fix."""
+    many of each kind, with the fix; ``counts`` is ``{column: (n_missing,
+    n_infinite)}``."""
+    counts = {c: (int(a), int(b)) for c, (a, b) in counts.items() if a or b}
     if not counts:
         return
-    kind = "infinite" if missing == "drop" else "missing"
+
+    def amount(n, kind):
+        return f"{n} {kind} value{'s' if n != 1 else ''}"
+
     listed = ", ".join(
-        f"{c!r} ({n} {kind} value{'s' if n != 1 else ''})" for c, n in counts.items()
+        f"{c!r} ("
+        + ", ".join(
+            amount(n, kind)
+            for n, kind in zip(pair, ("missing", "infinite"), strict=True)
+            if n
+        )
+        + ")"
+        for c, pair in counts.items()
     )
-    what = "infinite" if missing == "drop" else "missing or infinite"
-    fix = (
-        "replace or drop those rows yourself (missing='drop' drops only NaN)"
-        if missing == "drop"
-        else "drop or impute those rows, or pass missing='drop'"
-    )
-    raise ValueError(f"{where} has {what} values in {listed}; {fix}")
+    fixes = []
+    if any(n_nan for n_nan, _ in counts.values()):
+        fixes.append(
+            "drop or impute the rows with missing values, or pass missing='drop'"
+        )
+    if any(n_inf for _, n_inf in counts.values()):
+        fixes.append(
+            "replace or drop the rows with infinite values yourself (missing='drop' "
+            "drops only missing values, NaN)"
+        )
+    raise ValueError(f"{where} has non-finite values in {listed}; {'; '.join(fixes)}")

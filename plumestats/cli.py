@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument(
         "--alpha",
         type=float,
-        default=0.05,
+        default=None,  # None: not given, so that it is not silently ignored
         help="with --intervals: 1 - confidence level (default 0.05)",
     )
     predict.add_argument("--output", metavar="FILE", help="CSV file (default stdout)")
@@ -323,10 +323,20 @@ def _load_results(path: str):
 
 
 def _predict(args: argparse.Namespace) -> None:
-    res = _load_results(args.model)
-    data = _read_csv(args.data, index_col=args.index_col)
+    if args.alpha is None:
+        args.alpha = 0.05
+    elif not args.intervals:
+        raise CLIError(
+            "--alpha sets the confidence level of --intervals; add --intervals, "
+            "or leave out --alpha"
+        )
     if args.intervals and not 0 < args.alpha < 1:
         raise CLIError(f"--alpha must be between 0 and 1, got {args.alpha:g}")
+    res = _load_results(args.model)
+    data = _read_csv(args.data, index_col=args.index_col)
+    if len(data) == 0:
+        raise CLIError(f"{args.data} has no rows to predict at (only a header)")
+    _check_numbers(res, data, args.data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -345,6 +355,22 @@ def _predict(args: argparse.Namespace) -> None:
         )
     else:
         out.to_csv(sys.stdout)
+
+
+def _check_numbers(res, data: pd.DataFrame, path: str) -> None:
+    """One line naming a text value in a column the model reads as numbers
+    (the CSV reader keeps such a column as text)."""
+    from ._newdata import text_in_numeric_columns
+
+    for column in text_in_numeric_columns(getattr(res, "_results", res).model, data):
+        values = data[column]
+        text = values.notna() & pd.to_numeric(values, errors="coerce").isna()
+        row = int(np.flatnonzero(text.to_numpy())[0])
+        raise CLIError(
+            f"column {column!r} of {path} must hold numbers, but data row {row + 1} "
+            f"holds {values.iloc[row]!r}; correct it, or leave the cell empty for a "
+            "missing value"
+        )
 
 
 def _prediction_frame(res, data: pd.DataFrame, alpha: float) -> pd.DataFrame:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .model import PolyhedralMixtureLogit
@@ -24,7 +26,9 @@ class HardPolyhedralLogit(PolyhedralMixtureLogit):
     Parameters
     ----------
     endog, exog, k, missing, inside
-        As for :class:`PolyhedralMixtureLogit`; there is no ``gamma``.
+        As for :class:`PolyhedralMixtureLogit`. ``gamma`` is infinite by
+        definition: ``gamma=np.inf`` is accepted, a finite one is a
+        ``TypeError`` pointing to :class:`PolyhedralMixtureLogit`.
 
     Notes
     -----
@@ -43,6 +47,14 @@ class HardPolyhedralLogit(PolyhedralMixtureLogit):
     def __init__(
         self, endog, exog, k: int = 2, missing: str = "none", inside=1, **kwargs
     ):
+        # gamma = inf defines the model; a finite one is PLUME's
+        gamma = kwargs.pop("gamma", np.inf)
+        if not (isinstance(gamma, numbers.Real) and gamma == np.inf):
+            raise TypeError(
+                f"{type(self).__name__} has gamma = inf by definition (hard "
+                f"gating) and takes no gamma; got gamma={gamma!r}. For a finite "
+                "gamma use PolyhedralMixtureLogit(..., gamma=...)"
+            )
         super().__init__(
             endog, exog, k=k, gamma=1.0, missing=missing, inside=inside, **kwargs
         )

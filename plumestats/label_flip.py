@@ -42,7 +42,7 @@ from ._flip import (
 )
 from ._inference import check_alpha
 from ._likelihood import Terms, compute_terms, linear_scores
-from ._validation import check_choice, check_positive_float
+from ._validation import check_choice, check_positive_float, float_vector
 from .model import PolyhedralMixtureLogit, check_fit_options
 from .results import PolyhedralMixtureLogitResults, PolyhedralMixtureLogitResultsWrapper
 from .sm_exceptions import FlipRateBoundaryWarning
@@ -298,7 +298,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
                 np.append(run.params, eta_start) for run in [*plume_runs, *reseats]
             ]
         else:
-            start = self._check_params(start_params)
+            start = self._check_params(float_vector(start_params, "start_params"))
             if not np.all(np.isfinite(start)):
                 raise ValueError(
                     f"start_params must be finite; {int(np.sum(~np.isfinite(start)))}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from patsy import PatsyError
 from scipy.special import expit
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
@@ -11,6 +12,12 @@ from . import _dask, _fitting
 from ._blocks import BlockProblem
 from ._covariance import COV_TYPES
 from ._em import MSTEPS, EMOptions
+from ._formula_data import (
+    check_formula_outcome,
+    formula_columns,
+    numpy_backed,
+    precheck_formula_data,
+)
 from ._likelihood import (
     compute_hard_terms,
     compute_terms,
@@ -26,9 +33,9 @@ from ._validation import (
     check_gamma,
     check_int,
     check_positive_float,
+    coerce_exog,
     encode_outcome,
     precheck_data,
-    precheck_formula_data,
     prepare_endog,
     require_estimation_data,
     resolve_inside,
@@ -179,6 +186,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     """
 
     _hard = False
+    # whether exog came with column names (a DataFrame or a formula): new
+    # DataFrames are then matched to its columns by name (plumestats._newdata)
+    _exog_named = False
     # how the parameter vector is laid out, for error messages
     _params_layout = "hyperplane-major"
     # a non-numeric outcome arrives from patsy as indicator columns, decoded here
@@ -205,6 +215,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 f"{type(self).__name__} got unexpected keyword arguments: "
                 f"{sorted(unknown)}"
             )
+        self._exog_named = hasattr(exog, "columns")
+        if not _dask.is_dask_collection(exog):
+            exog = coerce_exog(exog)
         if _dask.is_dask_collection(endog) or _dask.is_dask_collection(exog):
             # the data stay on the Dask workers; see plumestats._dask
             _dask.init_dask_model(
@@ -227,6 +240,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                     "columns"
                 )
         endog, prepared_mapping = prepare_endog(endog)
+        n_given = np.shape(endog)[0]
         super().__init__(endog, exog, missing=missing, **kwargs)
         # GenericLikelihoodModel copies every keyword onto the instance; the patsy
         # design info cannot be pickled and already lives on self.data, which
@@ -237,10 +251,15 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         try:
             y01, mapping, yname = encode_outcome(self.endog, self.data.ynames)
         except ValueError as exc:
-            if missing != "drop":
+            # rows dropped here by statsmodels, and before by patsy (formulas)
+            dropped = n_given - self.endog.shape[0]
+            if kwargs.get("missing_idx") is not None:
+                dropped += int(np.sum(kwargs["missing_idx"]))
+            if missing != "drop" or dropped == 0:
                 raise
             raise ValueError(
-                f"{exc} (after missing='drop' removed the rows with missing values)"
+                f"{exc} (after missing='drop' removed {dropped} "
+                f"row{'s' if dropped != 1 else ''} with missing values)"
             ) from exc
         self.endog = y01
         if self.endog.ndim != np.ndim(self.data.endog):
@@ -256,7 +275,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             self.data.xnames = statsmodels_exog_names(self.exog)
         check_design(self.exog, list(self.exog_names), k)
         self.inside = inside
-        self._inside_code = resolve_inside(inside, mapping)
+        self._inside_code = resolve_inside(inside, self.outcome_mapping)
         # +1 for the class inside the polyhedron, -1 outside
         sign = 1.0 if self._inside_code == 1 else -1.0
         self._y_inside = 2.0 * y01
@@ -299,8 +318,12 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             )
         if len(data) == 0:
             raise ValueError("there are no observations: the data frame is empty")
-        precheck_formula_data(formula, data, missing)
         try:
+            check_formula_outcome(formula)
+            if isinstance(data, pd.DataFrame):
+                # patsy cannot read pd.NA or the "boolean" dtype
+                data = numpy_backed(data, formula_columns(formula, data.columns))
+            precheck_formula_data(formula, data, missing)
             return super().from_formula(
                 formula, data, subset, drop_cols, *args, **kwargs
             )

@@ -6,7 +6,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from patsy import PatsyError
 from scipy import stats
 from scipy.special import expit, xlogy
 from statsmodels.base import wrapper as wrap
@@ -318,19 +317,21 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         """
         if is_dask_collection(exog):  # statsmodels would load it whole
             return self.model.predict(self.params, exog, *args, **kwargs)
-        try:
-            out = super().predict(exog, transform, *args, **kwargs)
-        except PatsyError as exc:
-            # statsmodels' generic first line hides the cause: lead with it
-            cause = exc.__cause__ if exc.__cause__ is not None else exc
-            raise ValueError(
-                f"could not apply the model's formula to the new data: {cause}"
-            ) from exc
+        # a formula that cannot be applied is a ValueError leading with the
+        # cause (_transform_predict_exog)
+        out = super().predict(exog, transform, *args, **kwargs)
         if isinstance(out, pd.DataFrame):
             # which="gate", "expert" or "linear": one column per hyperplane,
             # named as in params and hyperplanes (statsmodels numbers them)
             out.columns = [f"h{i + 1}" for i in range(out.shape[1])]
         return out
+
+    def _transform_predict_exog(self, exog, transform: bool = True):
+        # every prediction path builds its rows here: a DataFrame is matched to
+        # the model's columns by name (plumestats._newdata)
+        from ._newdata import new_design
+
+        return new_design(self, exog, transform, super()._transform_predict_exog)
 
     def decision_function(self, exog=None, transform: bool = True):
         """``min_k w_k' x``: non-negative inside the polyhedron (class 1)."""

@@ -23,7 +23,13 @@ from ._cv import stratified_folds
 from ._fitting import as_rng
 from ._prediction import outcome_log_probability
 from ._progress import Progress
-from ._validation import check_choice, check_gamma, check_int, check_positive_float
+from ._validation import (
+    as_grid,
+    check_choice,
+    check_gamma,
+    check_int,
+    check_positive_float,
+)
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
@@ -91,8 +97,8 @@ class SelectKResults:
 def select_k(
     formula: str,
     data: pd.DataFrame,
-    ks: Iterable[int] = range(1, 6),
-    gammas: Iterable[float] = (0.5, 1.0, 2.0, 5.0),
+    ks: int | Iterable[int] = range(1, 6),
+    gammas: float | Iterable[float] = (0.5, 1.0, 2.0, 5.0),
     criterion: str = "bic",
     cv: int = 10,
     alpha: float = 0.0,
@@ -118,12 +124,13 @@ def select_k(
         Patsy formula, as for :func:`plumestats.api.plume`.
     data : DataFrame
         The data.
-    ks : iterable of int
-        Numbers of hyperplanes to try. K = 1 (logistic regression, where gamma
-        plays no role) is fitted once and reported with ``gamma`` NaN.
-    gammas : iterable of float
-        Gate sharpness values tried for every K > 1; ``np.inf`` is the
-        hard-gating model (SPLA1).
+    ks : int or iterable of int
+        Numbers of hyperplanes to try (one number: that K alone). K = 1
+        (logistic regression, where gamma plays no role) is fitted once and
+        reported with ``gamma`` NaN.
+    gammas : float or iterable of float
+        Gate sharpness values tried for every K > 1 (one number: that value
+        alone); ``np.inf`` is the hard-gating model (SPLA1).
     criterion : {"bic", "aic", "cv"}
         Smallest BIC, smallest AIC, or smallest cross-validated log-loss (mean
         held-out :math:`-\log P(y_n \mid x_n)`, a proper scoring rule that
@@ -306,15 +313,16 @@ def within_n_se(
 
 
 def _candidates(ks, gammas) -> list[tuple[int, float]]:
-    ks = [check_int(k, "every k in ks") for k in ks]
+    ks = [check_int(k, "every k in ks") for k in as_grid(ks, "ks")]
+    gammas = as_grid(gammas, "gammas")
+    for gamma in gammas:
+        if gamma != np.inf:
+            check_gamma(gamma, "every gamma in gammas")
     gammas = [float(g) for g in gammas]
     if not ks:
         raise ValueError("ks is empty; pass the numbers of hyperplanes to try")
     if any(k > 1 for k in ks) and not gammas:
         raise ValueError("gammas is empty; pass at least one gate sharpness")
-    for gamma in gammas:
-        if gamma != np.inf:
-            check_gamma(gamma, "every gamma in gammas")
     gammas = sorted(set(gammas))
     out = [(1, 1.0)] if 1 in ks else []
     out += [(k, g) for k in sorted(set(ks)) if k > 1 for g in gammas]

@@ -235,16 +235,22 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 "flip model has no hard-gating variant"
             )
         y_float = y_coded.astype(float)
-        if self._hard:
-            model = HardPolyhedralLogit(y_float, design, k=self.k, inside=self.inside)
-        else:
-            soft = (
-                LabelFlipPolyhedralLogit if self.label_flips else PolyhedralMixtureLogit
-            )
-            model = soft(
-                y_float, design, k=self.k, gamma=self.gamma, inside=self.inside
-            )
+        # the model is built inside the block too: its design check is where a
+        # CollinearityWarning (inference only, see the Notes) comes from
         with _reissued_fit_warnings():
+            if self._hard:
+                model = HardPolyhedralLogit(
+                    y_float, design, k=self.k, inside=self.inside
+                )
+            else:
+                soft = (
+                    LabelFlipPolyhedralLogit
+                    if self.label_flips
+                    else PolyhedralMixtureLogit
+                )
+                model = soft(
+                    y_float, design, k=self.k, gamma=self.gamma, inside=self.inside
+                )
             results = model.fit(
                 maxiter=self.max_iter,
                 tol=self.tol,

@@ -11,6 +11,7 @@ the status of each, is docs/errors.md.
 from __future__ import annotations
 
 import functools
+import pickle
 import re
 import warnings
 
@@ -118,6 +119,9 @@ CODINGS = {
     "minus_one_plus_one": (lambda y: 2 * y - 1, "1"),
     "strings_no_yes": (lambda y: np.where(y == 1, "yes", "no"), "yes"),
     "booleans": (lambda y: y == 1, "True"),
+    # text that reads like booleans was taken for patsy's names of a boolean
+    # outcome by the array interface: 400 "missing values"
+    "strings_true_false": (lambda y: np.where(y == 1, "True", "False"), "True"),
     "categorical": (
         lambda y: pd.Categorical(
             np.where(y == 1, "yes", "no"), categories=["no", "yes"]
@@ -159,6 +163,39 @@ def test_two_level_outcome_codings_are_accepted_by_arrays(coding, reference_fit)
     assert re.search(rf"Inside class:\s+{re.escape(label)}\b", str(res.summary()))
 
 
+def test_categorical_outcome_follows_its_declared_order_on_every_path(reference_fit):
+    """Categories ["yes", "no"] code "no" as 1 whether the categorical is passed
+    bare, in a Series or through a formula (a bare one was coded by sorted
+    labels, so the inside class depended on the wrapping)."""
+    data, _ = reference_fit
+    labels = pd.Categorical(
+        np.where(data["y"] == 1, "yes", "no"), categories=["yes", "no"]
+    )
+    exog = data[["x1", "x2"]].assign(Intercept=1.0)[["Intercept", "x1", "x2"]]
+    options = {"k": 2, "inside": 0}  # the simulated polyhedron holds "yes"
+    models = {
+        "bare": PolyhedralMixtureLogit(labels, exog, **options),
+        "index": PolyhedralMixtureLogit(pd.CategoricalIndex(labels), exog, **options),
+        "series": PolyhedralMixtureLogit(pd.Series(labels, name="y"), exog, **options),
+        "formula": ps.plume(FORMULA, data.assign(y=labels), **options),
+    }
+    fits = {name: model.fit() for name, model in models.items()}
+    for name, model in models.items():
+        assert model.outcome_mapping == {"yes": 0, "no": 1}, name
+        np.testing.assert_array_equal(model.endog, 1.0 - data["y"].to_numpy())
+        np.testing.assert_allclose(
+            fits[name].params, fits["formula"].params, rtol=1e-8, atol=1e-10
+        )
+
+
+def test_text_true_false_outcome_as_a_bare_array(reference_fit):
+    data, _ = reference_fit
+    endog = np.where(data["y"] == 1, "True", "False")
+    model = PolyhedralMixtureLogit(endog, design(data), k=2)
+    assert model.outcome_mapping == {"False": 0, "True": 1}
+    np.testing.assert_array_equal(model.endog, data["y"].to_numpy())
+
+
 def test_inside_accepts_a_string_label(reference_fit):
     data, _ = reference_fit
     recoded = data.assign(y=np.where(data["y"] == 1, "yes", "no"))
@@ -166,6 +203,12 @@ def test_inside_accepts_a_string_label(reference_fit):
     assert by_label._inside_code == 0
     with pytest.raises(ValueError, match=r"inside must be one of.*'no'.*'yes'"):
         ps.plume(FORMULA, recoded, k=2, inside="maybe")
+    # the array interface too (it resolved the label against the 0/1 codes)
+    endog, exog = recoded["y"], design(data)
+    assert PolyhedralMixtureLogit(endog, exog, k=2, inside="no")._inside_code == 0
+    assert PolyhedralMixtureLogit(endog, exog, k=2, inside="yes")._inside_code == 1
+    with pytest.raises(ValueError, match=r"inside must be one of.*'no'.*'yes'"):
+        PolyhedralMixtureLogit(endog, exog, k=2, inside="maybe")
 
 
 @pytest.mark.parametrize("interface", ["formula", "array"])
@@ -196,6 +239,17 @@ def test_outcome_left_with_one_class_after_dropping_rows():
         ps.plume(FORMULA, data, k=2, missing="drop")
 
 
+def test_outcome_error_mentions_dropping_only_when_rows_were_dropped():
+    data = simulated()
+    data["x3"] = np.arange(len(data)) % 3
+    with pytest.raises(ValueError, match=r"two levels, found 3") as caught:
+        ps.plume("x3 ~ x1 + x2", data, k=2)  # the formula default, missing="drop"
+    assert "missing='drop'" not in str(caught.value)
+    data.loc[[0, 1], "x1"] = np.nan
+    with pytest.raises(ValueError, match=r"missing='drop' removed 2 rows"):
+        ps.plume("x3 ~ x1 + x2", data, k=2)
+
+
 def test_outcome_with_two_columns_is_refused():
     """A slip such as endog=data[["y", "x1"]] must not be decoded silently."""
     data = simulated()
@@ -203,6 +257,37 @@ def test_outcome_with_two_columns_is_refused():
         PolyhedralMixtureLogit(data[["y", "x1"]], design(data), k=2)
     with pytest.raises(ValueError, match=r"one column"):
         PolyhedralMixtureLogit(data[["y", "x1"]].to_numpy(), design(data), k=2)
+
+
+@pytest.mark.parametrize(
+    "formula", ["y + x1 ~ x2", "y + z ~ x2", "label + y ~ x2", "1 + y ~ x2"]
+)
+def test_formula_with_several_outcome_terms_is_refused(formula):
+    """patsy gives "y + x1" two columns, as it gives a string outcome's two
+    indicator columns; it must not be decoded as an outcome with levels y, x1."""
+    data = simulated()
+    data["z"] = 1 - data["y"]
+    data["label"] = np.where(data["y"] == 1, "yes", "no")
+    with pytest.raises(ValueError, match=r"left-hand side must be one outcome"):
+        ps.plume(formula, data, k=2)
+
+
+@pytest.mark.parametrize("formula", ["", "x1 + x2", "~ x1 + x2"])
+def test_formula_without_an_outcome_is_refused(formula):
+    with pytest.raises(ValueError, match=r"has no outcome.*'y ~ x1 \+ x2'"):
+        ps.plume(formula, simulated(), k=2)
+
+
+@pytest.mark.parametrize("outcome", ["label", "C(label)", "flag"])
+def test_one_non_numeric_outcome_term_still_decodes(outcome, reference_fit):
+    """One term with two indicator columns (strings, C(), booleans) is one outcome."""
+    data, reference = reference_fit
+    recoded = data.assign(
+        label=np.where(data["y"] == 1, "yes", "no"), flag=data["y"] == 1
+    )
+    res = ps.plume(f"{outcome} ~ x1 + x2", recoded, k=2).fit()
+    assert list(res.model.outcome_mapping.values()) == [0, 1]
+    assert res.llf == pytest.approx(reference.llf, rel=1e-10)
 
 
 # ==================================================================== features
@@ -216,6 +301,30 @@ def test_bad_feature_values_with_missing_none_name_column_and_count(bad, interfa
             ps.plume(FORMULA, data, k=2, missing="none").fit()
         else:
             PolyhedralMixtureLogit(data["y"], design(data), k=2).fit()
+
+
+@pytest.mark.parametrize("interface", ["formula", "array"])
+def test_infinite_values_are_not_called_missing(interface):
+    """With missing='none' an inf was counted as a "missing value" and the fix
+    offered was missing='drop', which then refused it: each kind is named, with
+    its own fix."""
+    data = simulated()
+    data.loc[[1, 2], "x1"] = np.nan
+    data.loc[3, "x2"] = np.inf
+    with pytest.raises(ValueError) as caught:
+        if interface == "formula":
+            ps.plume(FORMULA, data, k=2, missing="none")
+        else:
+            PolyhedralMixtureLogit(data["y"], design(data), k=2)
+    message = str(caught.value)
+    assert "'x1' (2 missing values)" in message
+    assert "'x2' (1 infinite value)" in message
+    assert re.search(r"infinite values yourself", message)
+    data.loc[[1, 2], "x1"] = 0.0
+    with pytest.raises(ValueError) as caught:
+        PolyhedralMixtureLogit(data["y"], design(data), k=2)
+    assert "missing" not in str(caught.value).split(";")[0]
+    assert "pass missing='drop'" not in str(caught.value)
 
 
 @pytest.mark.parametrize("bad", [np.inf, -np.inf], ids=["inf", "-inf"])
@@ -241,6 +350,70 @@ def test_missing_drop_drops_rows(interface):
     assert model.endog.shape == (len(data) - 3,)
     clean = ps.plume(FORMULA, data.dropna(), k=2).fit()
     assert res.llf == pytest.approx(clean.llf, rel=1e-10)
+
+
+NULLABLE = {
+    # column: (nullable dtype, how to make the column that dtype)
+    "Float64": ("x1", lambda col: col.astype("Float64")),
+    "Int64": ("x1", lambda col: col.astype("Int64")),  # x1 rounded below
+    "boolean outcome": ("y", lambda col: (col == 1).astype("boolean")),
+    "string factor": ("g", lambda col: col.astype("string")),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "interface"),
+    [
+        (case, interface)
+        for case in NULLABLE
+        for interface in ("formula", "array")
+        # the array interface takes numeric features only
+        if not (case == "string factor" and interface == "array")
+    ],
+)
+def test_pandas_nullable_columns_with_missing_values(case, interface):
+    """pd.NA in a nullable column is a missing value: missing='drop' drops its
+    row, as NaN in a NumPy column (patsy raised 'boolean value of NA is
+    ambiguous', or "Cannot interpret 'BooleanDtype'" for a boolean outcome)."""
+    column, make = NULLABLE[case]
+    data = simulated()
+    data["g"] = np.array(["a", "b", "c"])[np.arange(len(data)) % 3]
+    formula = FORMULA + " + C(g)"
+    if column == "x1" and case == "Int64":
+        data["x1"] = (data["x1"] * 10).round()
+    plain = data.copy()
+    data[column] = make(data[column])
+    data.loc[4, column] = pd.NA
+    plain.loc[4, column] = np.nan
+    if interface == "formula":
+        res = ps.plume(formula, data, k=2).fit()
+        clean = ps.plume(formula, plain.dropna(), k=2).fit()
+    else:
+        exog = data[["x1", "x2"]].assign(const=1.0)
+        res = PolyhedralMixtureLogit(data["y"], exog, k=2, missing="drop").fit()
+        clean = PolyhedralMixtureLogit(
+            plain.dropna()["y"].astype(float),
+            plain.dropna()[["x1", "x2"]].assign(const=1.0),
+            k=2,
+        ).fit()
+    assert res.nobs == len(data) - 1
+    assert res.llf == pytest.approx(clean.llf, rel=1e-10)
+    if interface == "array" and column != "y":
+        new, plain_new = exog.iloc[:6], plain[["x1", "x2"]].assign(const=1.0)
+        got = np.asarray(res.predict(new), dtype=float)
+        assert np.isnan(got[4])
+        expected = np.asarray(res.predict(plain_new.iloc[:6].drop(index=4)))
+        np.testing.assert_allclose(np.delete(got, 4), expected)
+        np.testing.assert_allclose(res.get_prediction(new).predicted, expected)
+    if interface == "formula" and column != "y":
+        # predicting at nullable rows: NaN for the incomplete row (predict),
+        # dropped (get_prediction), the others as for NumPy columns
+        new = data.iloc[:6]
+        got = np.asarray(res.predict(new), dtype=float)
+        assert np.isnan(got[4])
+        expected = np.asarray(res.predict(plain.iloc[:6].drop(index=4)))
+        np.testing.assert_allclose(np.delete(got, 4), expected)
+        np.testing.assert_allclose(res.get_prediction(new).predicted, expected)
 
 
 @pytest.mark.parametrize("interface", ["formula", "array"])
@@ -306,6 +479,85 @@ def test_empty_data(interface):
             ps.plume(FORMULA, data, k=2).fit()
         else:
             PolyhedralMixtureLogit(data["y"], design(data), k=1).fit()
+
+
+def test_exog_as_lists_is_accepted_like_logit():
+    """Lists of rows are a design, as for statsmodels' Logit (GenericLikelihood-
+    Model read exog.shape: "'list' object has no attribute 'shape'")."""
+    data = simulated()
+    exog = design(data)
+    expected = PolyhedralMixtureLogit(data["y"].to_numpy(), exog, k=2).fit()
+    for rows in (exog.tolist(), tuple(map(tuple, exog))):
+        res = PolyhedralMixtureLogit(data["y"].tolist(), rows, k=2).fit()
+        np.testing.assert_allclose(res.params, expected.params, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"same number of columns"):
+        PolyhedralMixtureLogit([0, 1, 0], [[1.0, 2.0], [1.0], [1.0, 3.0]], k=1)
+
+
+@pytest.mark.parametrize("interface", ["formula", "array", "frame"])
+def test_exog_without_columns_is_refused(interface):
+    data = simulated()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "Mean of empty slice" came first
+        with pytest.raises(ValueError, match=r"exog has no columns.*constant"):
+            if interface == "formula":
+                ps.plume("y ~ 0", data, k=2)
+            elif interface == "array":
+                PolyhedralMixtureLogit(data["y"], np.empty((len(data), 0)), k=2)
+            else:
+                PolyhedralMixtureLogit(data["y"], data[[]], k=2)
+
+
+def test_repeated_column_names_are_refused():
+    """Two columns named x1 gave two parameters named h1:x1 without a word."""
+    data = simulated()
+    exog = pd.DataFrame(design(data), columns=["const", "x1", "x1"])
+    with pytest.raises(ValueError, match=r"more than one column named 'x1'"):
+        PolyhedralMixtureLogit(data["y"], exog, k=2)
+
+
+@pytest.mark.parametrize(
+    "where", ["outcome array", "outcome series", "outcome formula", "feature"]
+)
+def test_complex_values_are_refused(where):
+    """NumPy would keep the real parts with only a ComplexWarning."""
+    data = simulated()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"complex values"):
+            if where == "outcome array":
+                PolyhedralMixtureLogit(data["y"].to_numpy(complex), design(data), k=2)
+            elif where == "outcome series":
+                PolyhedralMixtureLogit(data["y"].astype(complex), design(data), k=2)
+            elif where == "outcome formula":
+                ps.plume(FORMULA, data.astype({"y": complex}), k=2)
+            else:
+                exog = pd.DataFrame(design(data), columns=["const", "x1", "x2"])
+                PolyhedralMixtureLogit(data["y"], exog.astype({"x1": complex}), k=2)
+
+
+def test_sparse_exog_says_to_densify():
+    from scipy import sparse
+
+    data = simulated()
+    with pytest.raises(TypeError, match=r"sparse.*not supported.*toarray\(\)"):
+        PolyhedralMixtureLogit(data["y"], sparse.csr_matrix(design(data)), k=2)
+
+
+def test_no_rows_left_after_dropping_missing_values():
+    """An all-NaN column under missing='drop' leaves no rows: say so, and name
+    the column (it was numpy's zero-size reduction error)."""
+    data = simulated()
+    exog = design(data)
+    exog[:, 2] = np.nan
+    with pytest.raises(ValueError, match=r"no observations are left.*'x2'"):
+        PolyhedralMixtureLogit(data["y"], exog, k=2, missing="drop")
+    # NaN spread over the outcome and a feature, no column empty
+    y = data["y"].to_numpy(dtype=float, copy=True)
+    exog = design(data)
+    y[::2], exog[1::2, 1] = np.nan, np.nan
+    with pytest.raises(ValueError, match=r"no observations are left"):
+        PolyhedralMixtureLogit(y, exog, k=2, missing="drop")
 
 
 @pytest.mark.parametrize("interface", ["formula", "array"])
@@ -475,6 +727,35 @@ def test_start_params_of_the_wrong_length():
         model.fit(start_params=np.zeros(5))
 
 
+@pytest.mark.parametrize("bad", ["abc", {"h1:x1": 1.0}, ["a"] * 6])
+@pytest.mark.parametrize("method", ["em", "bfgs"])
+def test_start_params_that_are_not_numbers_are_named(bad, method):
+    model = ps.plume(FORMULA, simulated(), k=2)
+    with pytest.raises(ValueError, match=r"start_params must be an array of numbers"):
+        model.fit(start_params=bad, method=method)
+    flips = ps.plume_flip(FORMULA, simulated(), k=2)
+    with pytest.raises(ValueError, match=r"start_params must be an array of numbers"):
+        flips.fit(start_params=bad)
+
+
+def test_hard_model_takes_no_finite_gamma():
+    """gamma = inf defines SPLA1 (it was "got multiple values for keyword
+    argument 'gamma'")."""
+    data = simulated()
+    for make in (
+        lambda: ps.HardPolyhedralLogit(data["y"], design(data), k=2, gamma=2.0),
+        lambda: ps.spla1(FORMULA, data, k=2, gamma=2.0),
+    ):
+        with pytest.raises(
+            TypeError,
+            match=r"gamma = inf by definition.*"
+            r"PolyhedralMixtureLogit",
+        ):
+            make()
+    hard = ps.HardPolyhedralLogit(data["y"], design(data), k=2, gamma=np.inf)
+    assert hard.gamma == np.inf
+
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf], ids=["nan", "inf"])
 def test_non_finite_start_params(bad):
     model = ps.plume(FORMULA, simulated(), k=2)
@@ -640,10 +921,114 @@ def test_predict_with_bad_values_gives_an_error_or_a_nan_row(bad, fitted_with_fa
     np.testing.assert_allclose(np.delete(pred, 2), clean)
 
 
+@pytest.mark.parametrize("path", ["predict", "get_prediction"])
+def test_formula_prediction_errors_name_the_column(path, fitted_with_factor):
+    """predict and get_prediction fail alike: a ValueError naming the column
+    (get_prediction let patsy's PatsyError through; a text column the formula
+    uses as a number gave "'DataFrame' object has no attribute 'dtype'")."""
+    data, res = fitted_with_factor
+    predict = getattr(res, path)
+    with pytest.raises(ValueError, match=r"could not apply.*\bx2\b"):
+        predict(data.iloc[:5].drop(columns="x2"))
+    text = data.iloc[:5].astype({"x1": str})
+    with pytest.raises(ValueError, match=r"uses 'x1' as numbers.*'x1' \(e\.g\."):
+        predict(text)
+
+
+def test_formula_model_predicts_at_a_row_given_as_a_series(fitted_with_factor):
+    """A row of a frame with a text column is an object Series; it is read as
+    one row, with its numbers as numbers."""
+    data, res = fitted_with_factor
+    expected = np.asarray(res.predict(data.iloc[[3]]))
+    np.testing.assert_allclose(np.asarray(res.predict(data.iloc[3])), expected)
+    got = res.get_prediction(data.iloc[3]).predicted
+    np.testing.assert_allclose(got, expected)
+
+
+def test_prediction_at_no_complete_rows(fitted_with_factor):
+    """No rows (a CSV header alone reads as text columns), or only incomplete
+    ones: empty predictions, not patsy's text error or numpy's reshape error;
+    an average of nothing is refused by name."""
+    data, res = fitted_with_factor
+    header_only = pd.DataFrame({c: pd.Series([], dtype=object) for c in data})
+    assert len(res.predict(header_only)) == 0
+    assert len(res.get_prediction(header_only).summary_frame()) == 0
+    incomplete = data.iloc[:2].assign(x1=np.nan)
+    assert np.isnan(np.asarray(res.predict(incomplete), dtype=float)).all()
+    assert len(res.get_prediction(incomplete).summary_frame()) == 0
+    with pytest.raises(ValueError, match=r"average=True needs at least one row"):
+        res.get_prediction(incomplete, average=True)
+
+
 def test_predict_with_a_design_of_the_wrong_width(fitted_with_factor):
     _, res = fitted_with_factor
     with pytest.raises(ValueError, match=r"exog has 2 columns but the model has 5"):
         res.predict(np.zeros((3, 2)), transform=False)
+
+
+@pytest.fixture(scope="module")
+def frame_model():
+    """An array-interface fit on a DataFrame, and its design (named columns)."""
+    data = simulated(300, seed=3)
+    exog = data[["x1", "x2"]].assign(const=1.0)
+    return exog, PolyhedralMixtureLogit(data["y"], exog, k=2).fit()
+
+
+PREDICTION_PATHS = {
+    "predict": lambda res, new: res.predict(new),
+    "decision_function": lambda res, new: res.decision_function(new),
+    "get_prediction": lambda res, new: res.get_prediction(new).predicted,
+    "gate_probabilities": lambda res, new: res.gate_probabilities(new),
+}
+
+
+@pytest.mark.parametrize("path", list(PREDICTION_PATHS))
+def test_new_dataframe_columns_are_matched_by_name(path, frame_model):
+    """A model fitted on a DataFrame reads a new one by column name: columns in
+    another order, or extra columns, give the same predictions (statsmodels
+    matches by position: reordered columns silently gave other numbers)."""
+    exog, res = frame_model
+    predict = PREDICTION_PATHS[path]
+    new = exog.iloc[:5]
+    expected = np.asarray(predict(res, new))
+    reordered = new[["const", "x2", "x1"]]
+    np.testing.assert_allclose(np.asarray(predict(res, reordered)), expected)
+    extra = reordered.assign(y=1, note="a")  # ignored, as a formula ignores them
+    np.testing.assert_allclose(np.asarray(predict(res, extra)), expected)
+    # arrays and pandas' default 0, 1, ... labels stay positional
+    np.testing.assert_allclose(np.asarray(predict(res, new.to_numpy())), expected)
+    unnamed = pd.DataFrame(new.to_numpy())
+    np.testing.assert_allclose(np.asarray(predict(res, unnamed)), expected)
+
+
+@pytest.mark.parametrize("path", list(PREDICTION_PATHS))
+def test_new_dataframe_with_a_renamed_or_missing_column_is_refused(path, frame_model):
+    exog, res = frame_model
+    predict = PREDICTION_PATHS[path]
+    renamed = exog.iloc[:5].rename(columns={"x1": "z1"})
+    with pytest.raises(ValueError, match=r"no column 'x1'.*does not know: 'z1'"):
+        predict(res, renamed)
+    with pytest.raises(ValueError, match=r"no column 'x2'"):
+        predict(res, exog.iloc[:5].drop(columns="x2"))
+
+
+def test_a_named_row_is_matched_by_name(frame_model):
+    exog, res = frame_model
+    row = exog.iloc[2]
+    expected = float(np.asarray(res.predict(exog.iloc[[2]]))[0])
+    got = res.predict(row[["x2", "const", "x1"]])
+    assert float(np.asarray(got)[0]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_matching_by_name_survives_remove_data_and_pickling(frame_model):
+    exog, res = frame_model
+    new = exog.iloc[:5]
+    expected = np.asarray(res.predict(new))
+    stripped = pickle.loads(pickle.dumps(res))
+    stripped.remove_data()
+    stripped = pickle.loads(pickle.dumps(stripped))
+    reordered = new[["x2", "const", "x1"]]
+    np.testing.assert_allclose(np.asarray(stripped.predict(reordered)), expected)
 
 
 def test_predict_with_an_unknown_which(fitted_with_factor):

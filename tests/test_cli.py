@@ -200,6 +200,15 @@ def _bad_cases(tmp):
             ["fit", "{pima}", "age ~ glucose"],
             "the outcome 'age' must have two levels, found 52",
         ),
+        "two outcome terms": (
+            ["fit", "{pima}", "diabetes + age ~ glucose"],
+            "left-hand side must be one outcome, got 2 terms: diabetes \\+ age",
+        ),
+        "empty formula": (["fit", "{pima}", ""], "formula '' has no outcome"),
+        "formula without ~": (
+            ["fit", "{pima}", "glucose + bmi"],
+            "formula 'glucose \\+ bmi' has no outcome",
+        ),
         "bad k": (["fit", "{pima}", FORMULA, "--k", "0"], "k must be an integer"),
         "pickle of something else": (
             ["predict", tmp / "dict.pickle", "{pima}"],
@@ -220,6 +229,9 @@ BAD_CASES = [
     "unknown column",
     "unknown outcome",
     "outcome not binary",
+    "two outcome terms",
+    "empty formula",
+    "formula without ~",
     "bad k",
     "pickle of something else",
     "not a pickle",
@@ -258,6 +270,34 @@ def test_new_data_missing_a_column(saved_fit, tmp_path, capsys):
     (tmp_path / "new.csv").write_text("glucose,bmi\n120,30\n")
     assert main(["predict", str(model), str(tmp_path / "new.csv")]) == 1
     _one_error_line(capsys.readouterr().err, "column 'age' is not in .*new.csv")
+
+
+def test_new_data_with_text_in_a_numeric_column(saved_fit, tmp_path, capsys):
+    _, model = saved_fit
+    (tmp_path / "new.csv").write_text("glucose,bmi,age\n120,30,50\n110,n/a?,40\n")
+    for extra in ([], ["--intervals"]):
+        assert main(["predict", str(model), str(tmp_path / "new.csv"), *extra]) == 1
+        _one_error_line(
+            capsys.readouterr().err,
+            "column 'bmi' of .*new.csv must hold numbers, but data row 2 holds "
+            "'n/a\\?'",
+        )
+
+
+def test_new_data_with_only_a_header(saved_fit, tmp_path, capsys):
+    _, model = saved_fit
+    (tmp_path / "new.csv").write_text("glucose,bmi,age\n")
+    assert main(["predict", str(model), str(tmp_path / "new.csv")]) == 1
+    _one_error_line(capsys.readouterr().err, "new.csv has no rows to predict at")
+
+
+def test_predict_alpha_needs_intervals(saved_fit, pima, tmp_path, capsys):
+    """--alpha without --intervals would be ignored: it is an error instead."""
+    _, model = saved_fit
+    pima.iloc[:3].to_csv(tmp_path / "new.csv", index=False)
+    args = ["predict", str(model), str(tmp_path / "new.csv"), "--alpha", "0.1"]
+    assert main(args) == 1
+    _one_error_line(capsys.readouterr().err, "--alpha .* add --intervals")
 
 
 def test_version_and_help(capsys):

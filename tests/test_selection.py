@@ -123,6 +123,14 @@ def test_aic_and_bic_columns_without_cv(polygon):
     assert_allclose(res.bic, -2 * res.llf + np.log(nobs) * n_params)
 
 
+def test_a_single_k_or_gamma_is_a_grid_of_one(polygon):
+    """ks=2, gammas=1.0 (was "'int' object is not iterable")."""
+    scalar = select_k("y ~ x1 + x2", polygon, ks=2, gammas=1.0)
+    grid = select_k("y ~ x1 + x2", polygon, ks=(2,), gammas=(1.0,))
+    pd.testing.assert_frame_equal(scalar.table, grid.table)
+    assert list(scalar.table["k"]) == [2]
+
+
 def test_hard_gating_candidate(polygon):
     sel = select_k("y ~ x1 + x2", polygon, ks=(3,), gammas=(np.inf,))
     assert sel.best.model.gating == "hard"
@@ -136,6 +144,8 @@ def test_hard_gating_candidate(polygon):
         ({"ks": ()}, "ks is empty"),
         ({"ks": (0, 1)}, "every k in ks must be an integer >= 1"),
         ({"gammas": (-1.0,)}, "every gamma in gammas must be a finite number > 0"),
+        ({"gammas": ("1",)}, "every gamma in gammas must be a finite number > 0"),
+        ({"ks": "2"}, "ks must be a number or a sequence of numbers"),
         ({"criterion": "cv", "cv": 1}, "cv must be an integer >= 2"),
         ({"criterion": "cv", "cross_validate": False}, "needs cross_validate"),
     ],

@@ -206,6 +206,19 @@ def test_engine_warnings_reach_users():
         assert PolyhedralClassifier(k=1, alpha=1e-2).fit(X, y).converged_
 
 
+def test_rank_deficient_features_do_not_warn(polygon):
+    """A duplicated feature (or one-hot columns beside the added intercept) is
+    harmless to predictions: its CollinearityWarning is inference-only, like
+    HessianInversionWarning (the Notes), also when the model's design check
+    raises it (it was let through from there)."""
+    X, y = polygon
+    X = X.assign(x3=X["x1"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = PolyhedralClassifier(k=3, alpha=1e-3).fit(X, y)
+    assert np.all(np.isfinite(clf.coef_))
+
+
 def test_random_state_forms(polygon):
     X, y = polygon
     fits = [

@@ -1,0 +1,126 @@
+"""What a formula reads from a DataFrame: checks and preparation before patsy.
+
+statsmodels hands the formula and the frame to patsy, whose errors do not name
+the column at fault and which cannot read some pandas data. Here, before it:
+the left-hand side must be one outcome (:func:`check_formula_outcome`),
+pandas' nullable columns become NumPy ones (:func:`numpy_backed`), and NaN or
+infinite values that ``missing`` will not drop are named
+(:func:`precheck_formula_data`). :mod:`plumestats._newdata` prepares new data
+for prediction with the same functions.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+from patsy import ModelDesc
+
+from ._validation import _count_not_kept, _raise_if_bad, _refuse_complex
+
+__all__ = [
+    "check_formula_outcome",
+    "formula_columns",
+    "numpy_backed",
+    "precheck_formula_data",
+]
+
+
+def check_formula_outcome(formula) -> None:
+    """Refuse a formula whose left-hand side is not exactly one term.
+
+    patsy turns ``"y + x1 ~ x2"`` into two outcome columns, which look just like
+    the two indicator columns of a string outcome ``"label ~ x2"``; only the
+    terms of the left-hand side tell them apart (one term, however many
+    columns, is one outcome). A formula without an outcome (``"x1 + x2"``,
+    ``"~ x1"``, ``""``) would otherwise reach statsmodels, which unpacks the
+    design's column names as endog and exog.
+    """
+    if not isinstance(formula, str):  # statsmodels itself needs a string
+        raise TypeError(
+            f"formula must be a string such as 'y ~ x1 + x2', got "
+            f"{type(formula).__name__}"
+        )
+    # a syntax error is a PatsyError, which from_formula words for the user
+    terms = [term.name() for term in ModelDesc.from_formula(formula).lhs_termlist]
+    if len(terms) == 1:
+        return
+    if not terms:
+        raise ValueError(
+            f"the formula {formula!r} has no outcome: write it as "
+            "'outcome ~ features', e.g. 'y ~ x1 + x2'"
+        )
+    raise ValueError(
+        "the formula's left-hand side must be one outcome, got "
+        f"{len(terms)} terms: {' + '.join(terms)}. Put the features on the right "
+        "of '~' (e.g. 'y ~ x1 + x2'); to model a combination of columns as the "
+        "outcome, write it as one term, e.g. 'I(a + b) ~ x1'"
+    )
+
+
+def formula_columns(formula: str, columns) -> list:
+    """The columns of ``columns`` whose names appear in ``formula`` (as whole
+    names, so that ``x1`` does not match ``x10``)."""
+    return [
+        c
+        for c in columns
+        if re.search(rf"(?<![\w.]){re.escape(str(c))}(?![\w.])", formula)
+    ]
+
+
+def precheck_formula_data(formula: str, data, missing: str) -> None:
+    """NaN or infinite values in the columns a formula uses, named, before patsy's
+    own error ('factor contains missing values') which does not name them."""
+    if not isinstance(data, pd.DataFrame):
+        return
+    used = formula_columns(formula, data.columns)
+    _refuse_complex(data[used], "the data")
+    numeric = [c for c in used if pd.api.types.is_numeric_dtype(data[c].dtype)]
+    counts = {}
+    if missing != "drop":
+        text = [c for c in used if c not in numeric]
+        counts = {c: (int(data[c].isna().sum()), 0) for c in text}
+    n_nan, n_inf = _count_not_kept(data[numeric], missing)
+    counts.update({c: (n_nan[j], n_inf[j]) for j, c in enumerate(numeric)})
+    _raise_if_bad("the data", counts)
+
+
+def numpy_backed(frame: pd.DataFrame, columns=None) -> pd.DataFrame:
+    """``frame`` with pandas' nullable columns among ``columns`` (default: all)
+    converted to NumPy ones, ``pd.NA`` becoming NaN.
+
+    patsy tests ``pd.NA`` for truth (``TypeError: boolean value of NA is
+    ambiguous``) and does not know the ``boolean`` dtype. Nullable numbers
+    become float64 when they hold a missing value (as a NumPy integer column
+    with NaN would) and keep their NumPy type otherwise, so that ``C(code)``
+    has the same levels either way; booleans and strings with a missing value
+    become object columns with NaN, which patsy treats as missing.
+    """
+    converted = {}
+    for column in frame.columns if columns is None else columns:
+        values = frame[column]
+        dtype = values.dtype
+        if not isinstance(dtype, pd.api.extensions.ExtensionDtype) or isinstance(
+            dtype, pd.CategoricalDtype
+        ):
+            continue
+        missing = values.isna()
+        if getattr(dtype, "na_value", None) is not pd.NA:
+            continue  # e.g. pandas' default "str" dtype, missing as NaN: patsy's fine
+        if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+            if missing.any():
+                converted[column] = values.astype(object).where(~missing, np.nan)
+            else:
+                converted[column] = values.to_numpy(dtype=dtype.numpy_dtype)
+        elif pd.api.types.is_numeric_dtype(dtype):
+            if missing.any():
+                converted[column] = values.to_numpy(dtype=float, na_value=np.nan)
+            else:
+                converted[column] = values.to_numpy(dtype=dtype.numpy_dtype)
+    if not converted:
+        return frame
+    frame = frame.copy(deep=False)
+    for column, values in converted.items():
+        frame[column] = values
+    return frame

@@ -1,0 +1,167 @@
+"""New rows to predict at: the one step that every prediction path shares.
+
+``results.predict``, ``get_prediction``, ``decision_function``,
+``get_distribution``, ``active_face`` and ``gate_probabilities`` all build
+their design with ``results._transform_predict_exog``, which calls
+:func:`new_design`. statsmodels' own version matches a DataFrame to an
+array-interface model by position, ignoring its column names, so columns in
+another order gave wrong predictions without a word. Here a DataFrame is
+matched to a model fitted on a DataFrame by column name: reordered when the
+columns come in another order, extra columns ignored (as a formula ignores
+them), a missing column named in a ``ValueError``. Arrays, and DataFrames with
+pandas' default column labels ``0, 1, ...``, stay positional.
+
+Pandas' nullable columns (``Float64``, ``Int64``, ``boolean``, ``string``)
+become NumPy columns with NaN for ``pd.NA``, so that an incomplete row
+predicts NaN as with NumPy columns. For a formula model a row given as a
+Series becomes a one-row frame, and a failure to apply the formula is a
+``ValueError`` that leads with its cause (statsmodels puts a generic first
+line on patsy's error, and for a text column that the formula uses as a number
+patsy's own is ``'DataFrame' object has no attribute 'dtype'``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from patsy import PatsyError
+
+from ._formula_data import formula_columns, numpy_backed
+
+__all__ = ["align_columns", "new_design", "text_in_numeric_columns"]
+
+
+def align_columns(model, exog):
+    """``exog`` with its columns in the model's order when both are named.
+
+    A model fitted on a DataFrame matches a new DataFrame (or a row given as a
+    Series with named entries) by column name; anything else, and a frame whose
+    columns are pandas' default ``0, 1, ...``, stays positional.
+    """
+    if not getattr(model, "_exog_named", False):
+        return exog
+    names = list(model.exog_names)
+    if isinstance(exog, pd.Series):
+        if len(names) == 1 or _is_default_range(exog.index):
+            return exog  # one value per row, or an unnamed row
+        # a named row: a one-row frame of the right dtypes
+        exog = exog.to_frame().T.infer_objects()
+    if not isinstance(exog, pd.DataFrame) or _is_default_range(exog.columns):
+        return exog
+    columns = exog.columns
+    if list(columns) == names:
+        return exog
+    absent = [n for n in names if n not in columns]
+    if absent:
+        unknown = [c for c in columns if c not in names]
+        extra = (
+            f"; it has columns the model does not know: {_listed(unknown)}"
+            if unknown
+            else ""
+        )
+        raise ValueError(
+            f"the new data have no column {_listed(absent)} (the model's columns "
+            f"are {_listed(names)}){extra}. A DataFrame is matched to the model's "
+            "columns by name; pass an array to match them by position"
+        )
+    repeated = [n for n in names if np.count_nonzero(columns == n) > 1]
+    if repeated:
+        raise ValueError(
+            f"the new data have more than one column named {_listed(repeated)}; "
+            "give each column a distinct name"
+        )
+    return exog[names]
+
+
+def new_design(results, exog, transform: bool, statsmodels_transform):
+    """The design rows and row labels to predict at: statsmodels'
+    ``_transform_predict_exog`` (``statsmodels_transform``) on ``exog``
+    matched to the model's columns (:func:`align_columns`) or, for a formula
+    model, prepared for patsy (:func:`numpy_backed`)."""
+    model = results.model
+    if exog is None:
+        return statsmodels_transform(exog, transform=transform)
+    if not (transform and hasattr(model, "formula")):
+        exog = align_columns(model, exog)
+        if isinstance(exog, pd.DataFrame):
+            exog = numpy_backed(exog)  # pd.NA would stop NumPy's float cast
+        return statsmodels_transform(exog, transform=transform)
+    frame = _formula_frame(model, exog)
+    try:
+        return statsmodels_transform(frame, transform=transform)
+    except (PatsyError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        # statsmodels re-raises patsy's error under a generic first line: lead
+        # with the cause, or with the column patsy could not read as a number
+        cause = exc.__cause__ if exc.__cause__ is not None else exc
+        reason = _non_numeric_columns(model, frame) or str(cause)
+        raise ValueError(
+            f"could not apply the model's formula to the new data: {reason}"
+        ) from exc
+
+
+def _formula_frame(model, exog):
+    """A formula model's new data as patsy can read them."""
+    if isinstance(exog, pd.Series):
+        # statsmodels guesses as well: a Series named after one of the
+        # formula's columns is that column, anything else is one row
+        if exog.name is not None and formula_columns(model.formula, [exog.name]):
+            exog = exog.to_frame()
+        else:
+            exog = exog.to_frame().T.infer_objects()
+    if not isinstance(exog, pd.DataFrame):
+        return exog  # a dict of columns: patsy's own business
+    if len(exog) == 0:
+        # no rows, no values to type the columns (a CSV header alone reads as
+        # text): no predictions, not patsy's error about text
+        numeric = {c: float for c in text_in_numeric_columns(model, exog)}
+        exog = exog.astype(numeric)
+    return numpy_backed(exog, formula_columns(model.formula, exog.columns))
+
+
+def text_in_numeric_columns(model, frame) -> dict:
+    """The columns of ``frame`` that a formula model uses as numbers but that
+    hold text: ``{column: an example value, or None}``."""
+    info = getattr(model.data, "model_spec", None)
+    factor_infos = getattr(info, "factor_infos", None)
+    if not factor_infos or not isinstance(frame, pd.DataFrame):
+        return {}
+    numeric_codes = " ".join(
+        factor.name()
+        for factor, f_info in factor_infos.items()
+        if f_info.type == "numerical"
+    )
+    text = {}
+    for column in formula_columns(numeric_codes, frame.columns):
+        dtype = frame[column].dtype
+        if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+            continue
+        values = frame[column].dropna()
+        text[column] = values.iloc[0] if len(values) else None
+    return text
+
+
+def _non_numeric_columns(model, frame) -> str | None:
+    """A message naming the columns that the formula uses as numbers but the
+    new data hold as text (patsy's own message for this is an
+    ``AttributeError`` about ``dtype``), or None."""
+    text = text_in_numeric_columns(model, frame)
+    if not text:
+        return None
+    shown = ", ".join(
+        repr(c) + ("" if example is None else f" (e.g. {example!r})")
+        for c, example in text.items()
+    )
+    return (
+        f"the formula uses {', '.join(map(repr, text))} as numbers, but the new "
+        f"data hold text in {shown}; convert with pd.to_numeric"
+    )
+
+
+def _is_default_range(labels) -> bool:
+    return (
+        isinstance(labels, pd.RangeIndex) and labels.start == 0 and (labels.step == 1)
+    )
+
+
+def _listed(names) -> str:
+    return ", ".join(repr(n) for n in names)
