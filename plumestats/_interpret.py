@@ -43,40 +43,13 @@ def _predict(results, exog, which: str, what: str):
 
 
 def gate_probabilities(results, exog=None):
-    r"""Gate probabilities :math:`g_k(x) = \operatorname{softmax}_k(-\gamma w_k'x)`.
-
-    Parameters
-    ----------
-    results : PolyhedralMixtureLogitResults
-        A fit.
-    exog : array_like or DataFrame, optional
-        New data (a DataFrame the formula is applied to, for a formula model);
-        the estimation data by default.
-
-    Returns
-    -------
-    DataFrame or ndarray, shape (n, K)
-        Columns ``h1..hK``; rows sum to one. One-hot for the hard model.
-    """
+    """``results.gate_probabilities()``; documented there (the public method)."""
     gate, index = _predict(results, exog, "gate", "gate_probabilities()")
     return _named(gate, results, index)
 
 
 def active_face(results, exog=None):
-    """The face that owns each observation: the hyperplane with the smallest score.
-
-    Parameters
-    ----------
-    results, exog
-        As for :func:`gate_probabilities`.
-
-    Returns
-    -------
-    Series or ndarray of int, shape (n,)
-        0-based position of the owning hyperplane (``0`` is ``h1``); the
-        polyhedron's boundary there is that face. Rows with missing features
-        give ``-1``.
-    """
+    """``results.active_face()``; documented there (the public method)."""
     scores, index = _predict(results, exog, "linear", "active_face()")
     values = np.asarray(scores, dtype=float)
     missing = np.isnan(values).any(axis=1)
@@ -87,37 +60,14 @@ def active_face(results, exog=None):
 
 
 def responsibilities(results):
-    r"""EM posterior of each expert at the estimates, on the estimation data.
-
-    .. math::
-
-        \pi_{nk} = \frac{g_k(x_n)\,\sigma(y_n w_k'x_n)}
-                        {\sum_j g_j(x_n)\,\sigma(y_n w_j'x_n)}
-
-    with :math:`y_n = \pm 1` for the class inside / outside the polyhedron.
-
-    Returns
-    -------
-    DataFrame or ndarray, shape (nobs, K)
-        Columns ``h1..hK``, indexed like the estimation data when it was pandas.
-    """
+    """``results.responsibilities()``; documented there (the public method)."""
     _require_data(results, "responsibilities()")
     resp = results.model._terms(np.asarray(results.params)).resp
     return _named(resp, results, index=results.model.data.row_labels)
 
 
 def face_shares(results) -> pd.DataFrame:
-    """For each hyperplane, the observations it owns and their class mix.
-
-    Returns
-    -------
-    DataFrame
-        One row per hyperplane (``h1..hK``) with ``nobs`` (observations whose
-        smallest score is that face's), ``share`` (``nobs / N``), ``gate_share``
-        (mean gate probability, the order in which experts are reported), one
-        count column ``n_<label>`` per outcome label and ``frac_<label>``, the
-        fraction of the face's observations in the class coded 1.
-    """
+    """``results.face_shares()``; documented there (the public method)."""
     _require_data(results, "face_shares()")
     model = results.model
     scores = model.predict(np.asarray(results.params), which="linear")
