@@ -240,11 +240,6 @@ def init_dask_model(model, endog, exog, *, k, gamma, missing, inside) -> None:
     y01, y_pm = dask.persist(y01, y_pm)
     scaling = scaling_from_moments(moments)
     nobs, n_cols = int(x.shape[0]), int(x.shape[1])
-    if k * n_cols > nobs:
-        raise ValueError(
-            f"the model has k * p = {k} * {n_cols} = {k * n_cols} parameters but "
-            f"only {nobs} observations; use a smaller k or fewer columns"
-        )
 
     # statsmodels' data object (names, wrapping of parameter-shaped output) from
     # two rows, with the counts that need every row corrected afterwards

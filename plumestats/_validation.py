@@ -97,6 +97,19 @@ def as_grid(values, name: str) -> list:
     return list(values)
 
 
+def check_identified(model, alpha: float) -> None:
+    """More parameters than observations are identified only under a penalty:
+    refused at ``fit`` for ``alpha == 0`` (a ridge fit of a wide design is fine)."""
+    k, n_cols = model.k, model.k_vars
+    if alpha == 0 and k * n_cols > model.nobs:
+        raise ValueError(
+            f"the model has k * p = {k} * {n_cols} = {k * n_cols} parameters but "
+            f"only {model.nobs} observations, too few to identify them without a "
+            "penalty; use a smaller k, fewer columns, or an L2 penalty, e.g. "
+            "fit(alpha=1e-3)"
+        )
+
+
 def check_choice(value, name: str, allowed: Iterable[str]) -> str:
     """One of a fixed set of strings."""
     allowed = tuple(allowed)
@@ -265,7 +278,7 @@ def _same_label(a, b) -> bool:
         return False
 
 
-def check_design(exog: np.ndarray, names: list[str], k: int) -> None:
+def check_design(exog: np.ndarray, names: list[str]) -> None:
     """Errors for designs no fit can use; a warning naming the columns when the
     design is rank deficient (the hyperplanes are then not identified).
 
@@ -274,7 +287,7 @@ def check_design(exog: np.ndarray, names: list[str], k: int) -> None:
     """
     from statsmodels.tools.sm_exceptions import CollinearityWarning
 
-    nobs, n_cols = exog.shape
+    nobs = exog.shape[0]
     if nobs == 0:
         raise ValueError(
             "there are no observations (after dropping missing values, if "
@@ -290,12 +303,6 @@ def check_design(exog: np.ndarray, names: list[str], k: int) -> None:
             f"exog has missing or infinite values in {listed}. Drop or impute those "
             "rows, or pass missing='drop' (which drops NaN; infinite values must be "
             "handled by you)."
-        )
-    n_params = k * n_cols
-    if n_params > nobs:
-        raise ValueError(
-            f"the model has k * p = {k} * {n_cols} = {n_params} parameters but only "
-            f"{nobs} observations; use a smaller k or fewer columns"
         )
     dependent, partners = _dependent_columns(summary)
     if dependent:

@@ -42,7 +42,12 @@ from ._flip import (
 )
 from ._inference import check_alpha
 from ._likelihood import Terms, compute_terms, linear_scores
-from ._validation import check_choice, check_positive_float, float_vector
+from ._validation import (
+    check_choice,
+    check_identified,
+    check_positive_float,
+    float_vector,
+)
 from .model import PolyhedralMixtureLogit, check_fit_options
 from .results import PolyhedralMixtureLogitResults, PolyhedralMixtureLogitResultsWrapper
 from .sm_exceptions import FlipRateBoundaryWarning
@@ -266,6 +271,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             n_init=n_init,
             reseat=reseat,
         )
+        check_identified(self, alpha)
         flip_start = check_positive_float(flip_start, "flip_start")
         if not flip_start < 0.5:
             raise ValueError(

@@ -31,6 +31,7 @@ from ._validation import (
     check_choice,
     check_design,
     check_gamma,
+    check_identified,
     check_int,
     check_positive_float,
     coerce_exog,
@@ -273,7 +274,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             # statsmodels would name the columns from exog.var(0), an (n, p)
             # temporary; the same names, computed by row blocks
             self.data.xnames = statsmodels_exog_names(self.exog)
-        check_design(self.exog, list(self.exog_names), k)
+        check_design(self.exog, list(self.exog_names))
         self.inside = inside
         self._inside_code = resolve_inside(inside, self.outcome_mapping)
         # +1 for the class inside the polyhedron, -1 outside
@@ -653,6 +654,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             n_init=n_init,
             reseat=reseat,
         )
+        check_identified(self, alpha)
         chunksize = self._check_chunksize(chunksize, method, cov_type)
         if method == "em":
             if kwargs:

@@ -464,11 +464,27 @@ def test_collinear_columns():
 def test_more_parameters_than_observations_suggests_a_smaller_k():
     data = simulated(200, seed=3)
     small = pd.concat([data[data.y == 0].head(5), data[data.y == 1].head(5)])
-    with pytest.raises(ValueError, match=r"smaller k") as info:
-        ps.plume(FORMULA, small, k=5).fit()  # 15 parameters, 10 observations
+    model = ps.plume(FORMULA, small, k=5)  # 15 parameters, 10 observations
+    with pytest.raises(ValueError, match=r"smaller k.*L2 penalty") as info:
+        model.fit()
     assert re.search(r"\b15\b", str(info.value)) and re.search(
         r"\b10\b", str(info.value)
     )
+    with pytest.raises(ValueError, match=r"smaller k.*L2 penalty"):
+        ps.plume_flip(FORMULA, small, k=5).fit()
+
+
+def test_a_penalty_fits_more_parameters_than_observations():
+    # a ridge fit of a wide design is identified; it used to be refused at
+    # construction, whatever the penalty
+    data, _ = ps.simulate_polyhedron(100, d=50, k=2, noise=0.0, random_state=0)
+    exog = np.column_stack([np.ones(100), data.drop(columns="y").to_numpy()])
+    model = ps.PolyhedralMixtureLogit(data["y"].to_numpy(), exog, k=2)
+    assert model.nparams == 102 > model.nobs
+    res = model.fit(alpha=1e-2)
+    assert res.converged
+    assert np.isfinite(res.bse).all()
+    assert res.df_resid == -2  # nobs - K p, as statsmodels counts it
 
 
 @pytest.mark.parametrize("interface", ["formula", "array"])
