@@ -11,6 +11,7 @@ import dataclasses
 import difflib
 import json
 import math
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -403,5 +404,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.run(args)
     except CLIError as exc:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # the reader stopped early (`plumestats predict ... | head`): no
+        # traceback; stdout goes to devnull so that the flush at exit cannot
+        # raise again (the recipe of Python's signal documentation)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return 1
     return 0

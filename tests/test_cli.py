@@ -331,3 +331,22 @@ def test_console_script_is_installed():
         pytest.skip("the console script is not on PATH in this environment")
     done = subprocess.run([exe, "--version"], capture_output=True, text=True)
     assert done.stdout.strip() == f"plumestats {plumestats.__version__}"
+
+
+def test_predict_into_a_closed_pipe_ends_quietly(saved_fit, pima, tmp_path):
+    # `plumestats predict ... | head -1`: the reader stops early. The output
+    # (about 250 kB) outgrows the pipe's buffer, so the write meets the closed
+    # end; that ended in a BrokenPipeError traceback.
+    _, path = saved_fit
+    many = tmp_path / "many.csv"
+    pd.concat([pima] * 12, ignore_index=True).to_csv(many, index=False)
+    command = [sys.executable, "-m", "plumestats", "predict", str(path), str(many)]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stdout.readline().strip() == ",predicted"
+        process.stdout.close()
+        stderr = process.stderr.read()
+        status = process.wait(timeout=120)
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+    assert status == 1
