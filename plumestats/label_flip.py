@@ -28,6 +28,7 @@ from statsmodels.tools.sm_exceptions import (
     ConvergenceWarning,
     PerfectSeparationWarning,
 )
+from statsmodels.tools.tools import nan_dot
 
 from . import _dask, _fitting
 from ._compat import cache_readonly
@@ -466,6 +467,24 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
     PLUME's likelihood only (the Rademacher bound, the bootstrap, the fit
     diagnostics, responsibilities) raises ``NotImplementedError``.
     """
+
+    def cov_params(
+        self, r_matrix=None, column=None, scale=None, cov_p=None, other=None
+    ):
+        """statsmodels' ``cov_params``. With the flip rate at its boundary
+        (``flip_logit``'s variance NaN), a linear combination that leaves
+        ``flip_logit`` out is PLUME's, not NaN: ``0 * NaN`` counts as 0 there,
+        so ``t_test``, ``f_test`` and ``wald_test`` on the faces work."""
+        if r_matrix is None or not self.mle_retvals.get("boundary"):
+            return super().cov_params(
+                r_matrix=r_matrix, column=column, scale=scale, cov_p=cov_p, other=other
+            )
+        if column is not None:
+            raise ValueError("Column should be specified without other arguments.")
+        cov = super().cov_params() if cov_p is None else np.asarray(cov_p)
+        r_matrix = np.asarray(r_matrix)
+        other = r_matrix if other is None else np.asarray(other)
+        return nan_dot(r_matrix, nan_dot(cov, other.T))
 
     @property
     def flip_rate(self) -> float:

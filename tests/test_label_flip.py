@@ -133,6 +133,17 @@ def test_noise_free_labels_give_plume_at_the_boundary():
     assert np.isnan(res.bse.iloc[-1])
     assert res.llf == pytest.approx(plain.llf, abs=1e-5)
     assert "at its boundary" in str(res.summary())
+    # tests on the faces are PLUME's; flip_logit's own stays NaN (it was NaN for
+    # every constraint, through 0 * NaN, and wald_test refused)
+    constraint = "h1:x1 = h2:x1"
+    assert res.t_test(constraint).sd.item() == pytest.approx(
+        plain.t_test(constraint).sd.item(), rel=1e-4
+    )
+    joint = "h1:x1 = 0, h2:x1 = 0"
+    assert res.wald_test(joint, scalar=True).statistic == pytest.approx(
+        plain.wald_test(joint, scalar=True).statistic, rel=1e-4
+    )
+    assert np.isnan(res.t_test("flip_logit = 0").sd).all()
 
 
 def test_hard_noisy_polytope_without_penalty_warns_of_separation():
