@@ -112,12 +112,15 @@ def numpy_backed(frame: pd.DataFrame, columns=None) -> pd.DataFrame:
             if missing.any():
                 converted[column] = values.astype(object).where(~missing, np.nan)
             else:
-                converted[column] = values.to_numpy(dtype=dtype.numpy_dtype)
+                # pandas' StringDtype has no numpy_dtype: its strings are objects
+                target = getattr(dtype, "numpy_dtype", np.dtype(object))
+                converted[column] = values.to_numpy(dtype=target)
         elif pd.api.types.is_numeric_dtype(dtype):
             if missing.any():
                 converted[column] = values.to_numpy(dtype=float, na_value=np.nan)
             else:
-                converted[column] = values.to_numpy(dtype=dtype.numpy_dtype)
+                target = getattr(dtype, "numpy_dtype", np.dtype(float))
+                converted[column] = values.to_numpy(dtype=target)
     if not converted:
         return frame
     frame = frame.copy(deep=False)

@@ -416,6 +416,24 @@ def test_pandas_nullable_columns_with_missing_values(case, interface):
         np.testing.assert_allclose(res.get_prediction(new).predicted, expected)
 
 
+@pytest.mark.parametrize("case", list(NULLABLE))
+def test_pandas_nullable_columns_without_missing_values(case):
+    """A complete nullable column fits and predicts as its NumPy twin (a complete
+    "string" column raised AttributeError: StringDtype has no numpy_dtype)."""
+    column, make = NULLABLE[case]
+    plain = simulated()
+    plain["g"] = np.array(["a", "b", "c"])[np.arange(len(plain)) % 3]
+    if case == "Int64":
+        plain["x1"] = (plain["x1"] * 10).round()
+    data = plain.copy()
+    data[column] = make(data[column])
+    formula = FORMULA + " + C(g)"
+    res = ps.plume(formula, data, k=2).fit()
+    twin = ps.plume(formula, plain, k=2).fit()
+    assert res.llf == pytest.approx(twin.llf, rel=1e-10)
+    np.testing.assert_allclose(res.predict(data.iloc[:5]), twin.predict(plain.iloc[:5]))
+
+
 @pytest.mark.parametrize("interface", ["formula", "array"])
 @pytest.mark.parametrize("column", ["x1", "y"])
 def test_missing_raise_raises_naming_the_column(interface, column):
