@@ -93,7 +93,10 @@ def new_design(results, exog, transform: bool, statsmodels_transform):
         # statsmodels re-raises patsy's error under a generic first line: lead
         # with the cause, or with the column patsy could not read as a number
         cause = exc.__cause__ if exc.__cause__ is not None else exc
-        reason = _non_numeric_columns(model, frame) or str(cause)
+        reason = str(cause)
+        if isinstance(cause, AttributeError) and "dtype" in reason:
+            # patsy's only word for text where a number was expected
+            reason = _non_numeric_columns(model, frame) or reason
         raise ValueError(
             f"could not apply the model's formula to the new data: {reason}"
         ) from exc
@@ -102,9 +105,10 @@ def new_design(results, exog, transform: bool, statsmodels_transform):
 def _formula_frame(model, exog):
     """A formula model's new data as patsy can read them."""
     if isinstance(exog, pd.Series):
-        # statsmodels guesses as well: a Series named after one of the
-        # formula's columns is that column, anything else is one row
-        if exog.name is not None and formula_columns(model.formula, [exog.name]):
+        # statsmodels guesses as well: a Series named (by a string) after one
+        # of the formula's columns is that column, anything else is one row (a
+        # row's integer label can look like a number in the formula: I(x ** 2))
+        if isinstance(exog.name, str) and formula_columns(model.formula, [exog.name]):
             exog = exog.to_frame()
         else:
             exog = exog.to_frame().T.infer_objects()
@@ -118,9 +122,14 @@ def _formula_frame(model, exog):
     return numpy_backed(exog, formula_columns(model.formula, exog.columns))
 
 
-def text_in_numeric_columns(model, frame) -> dict:
+def text_in_numeric_columns(model, frame, whole_factor: bool = False) -> dict:
     """The columns of ``frame`` that a formula model uses as numbers but that
-    hold text: ``{column: an example value, or None}``."""
+    hold text: ``{column: an example value, or None}``.
+
+    With ``whole_factor`` only the columns that are a numeric factor by
+    themselves (``x1``, not the ``c`` of ``I((c == 'u') * 1.0)``, which may
+    rightly hold text) count.
+    """
     info = getattr(model.data, "model_spec", None)
     factor_infos = getattr(info, "factor_infos", None)
     if not factor_infos or not isinstance(frame, pd.DataFrame):
@@ -130,8 +139,13 @@ def text_in_numeric_columns(model, frame) -> dict:
         for factor, f_info in factor_infos.items()
         if f_info.type == "numerical"
     )
+    if whole_factor:
+        factors = set(numeric_codes.split())
+        candidates = [c for c in frame.columns if str(c) in factors]
+    else:
+        candidates = formula_columns(numeric_codes, frame.columns)
     text = {}
-    for column in formula_columns(numeric_codes, frame.columns):
+    for column in candidates:
         dtype = frame[column].dtype
         if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
             continue
@@ -144,7 +158,12 @@ def _non_numeric_columns(model, frame) -> str | None:
     """A message naming the columns that the formula uses as numbers but the
     new data hold as text (patsy's own message for this is an
     ``AttributeError`` about ``dtype``), or None."""
-    text = text_in_numeric_columns(model, frame)
+    # a column that is a numeric factor by itself first; a text column inside
+    # an expression (I((c == 'u') * 1.0)) may be fine, so it is named only when
+    # nothing else explains the failure
+    text = text_in_numeric_columns(
+        model, frame, whole_factor=True
+    ) or text_in_numeric_columns(model, frame)
     if not text:
         return None
     shown = ", ".join(
@@ -158,8 +177,9 @@ def _non_numeric_columns(model, frame) -> str | None:
 
 
 def _is_default_range(labels) -> bool:
-    return (
-        isinstance(labels, pd.RangeIndex) and labels.start == 0 and (labels.step == 1)
+    """pandas' default labels ``0, 1, ...`` (a RangeIndex or integers alike)."""
+    return pd.api.types.is_integer_dtype(labels) and np.array_equal(
+        np.asarray(labels), np.arange(len(labels))
     )
 
 

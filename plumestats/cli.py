@@ -363,9 +363,12 @@ def _check_numbers(res, data: pd.DataFrame, path: str) -> None:
     (the CSV reader keeps such a column as text)."""
     from ._newdata import text_in_numeric_columns
 
-    for column in text_in_numeric_columns(getattr(res, "_results", res).model, data):
+    model = getattr(res, "_results", res).model
+    for column in text_in_numeric_columns(model, data, whole_factor=True):
         values = data[column]
         text = values.notna() & pd.to_numeric(values, errors="coerce").isna()
+        if not text.any():
+            continue  # e.g. booleans read as text; patsy may still take them
         row = int(np.flatnonzero(text.to_numpy())[0])
         raise CLIError(
             f"column {column!r} of {path} must hold numbers, but data row {row + 1} "

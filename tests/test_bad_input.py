@@ -979,6 +979,34 @@ def test_formula_model_predicts_at_a_row_given_as_a_series(fitted_with_factor):
     np.testing.assert_allclose(got, expected)
 
 
+@pytest.mark.parametrize(
+    ("formula", "label"), [("y ~ x1 + I(x2 ** 2)", 2), ("y ~ 0 + x1 + x2", 0)]
+)
+def test_a_row_whose_integer_label_appears_in_the_formula_is_a_row(formula, label):
+    # the label 2 of I(x2 ** 2), or 0 of "0 +", was taken for a column's name
+    data = simulated()
+    res = ps.plume(formula, data, k=2).fit()
+    expected = np.asarray(res.predict(data.loc[[label]]))
+    np.testing.assert_allclose(np.asarray(res.predict(data.loc[label])), expected)
+
+
+def test_text_inside_a_numeric_expression_is_not_blamed():
+    # c holds text rightly in I((c == 'u') * 1.0): a missing x2 is the fault
+    data = simulated().assign(c=lambda d: np.where(d.x1 > 0, "u", "v"))
+    res = ps.plume("y ~ x1 + x2 + I((c == 'u') * 1.0)", data, k=2).fit()
+    with pytest.raises(ValueError, match=r"name 'x2' is not defined") as raised:
+        res.predict(data.drop(columns="x2").head())
+    assert "'c'" not in str(raised.value)
+    as_text = (
+        data.head()
+        .astype({"x1": str})
+        .assign(x1=lambda d: d.x1.where(d.x1 != d.x1.iloc[0], "abc"))
+    )
+    with pytest.raises(ValueError, match=r"uses 'x1' as numbers") as raised:
+        res.predict(as_text)
+    assert "'c'" not in str(raised.value)
+
+
 def test_prediction_at_no_complete_rows(fitted_with_factor):
     """No rows (a CSV header alone reads as text columns), or only incomplete
     ones: empty predictions, not patsy's text error or numpy's reshape error;
@@ -1033,6 +1061,9 @@ def test_new_dataframe_columns_are_matched_by_name(path, frame_model):
     np.testing.assert_allclose(np.asarray(predict(res, new.to_numpy())), expected)
     unnamed = pd.DataFrame(new.to_numpy())
     np.testing.assert_allclose(np.asarray(predict(res, unnamed)), expected)
+    # default labels given as a list (an Index of integers, not a RangeIndex)
+    listed = pd.DataFrame(new.to_numpy(), columns=[0, 1, 2])
+    np.testing.assert_allclose(np.asarray(predict(res, listed)), expected)
 
 
 @pytest.mark.parametrize("path", list(PREDICTION_PATHS))

@@ -21,6 +21,7 @@ import pytest
 
 import plumestats
 from plumestats.cli import main
+from plumestats.datasets import simulate_polyhedron
 from plumestats.formula.api import plume, plume_flip
 from plumestats.results import PolyhedralMixtureLogitResults
 
@@ -350,3 +351,19 @@ def test_predict_into_a_closed_pipe_ends_quietly(saved_fit, pima, tmp_path):
         status = process.wait(timeout=120)
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
     assert status == 1
+
+
+def test_predict_with_text_inside_a_numeric_expression(tmp_path):
+    # c holds text rightly in I((c == 'u') * 1.0); predict refused it as a
+    # numeric column holding text
+    data, _ = simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
+    data["c"] = np.where(data["x1"] > 0, "u", "v")
+    csv, model = tmp_path / "train.csv", tmp_path / "fit.pickle"
+    data.to_csv(csv, index=False)
+    formula = "y ~ x1 + x2 + I((c == 'u') * 1.0)"
+    assert run("fit", csv, formula, "--output", model).returncode == 0
+    done = run("predict", model, csv)
+    assert done.returncode == 0, done.stderr
+    expected = plume(formula, data, k=2).fit().predict(data)
+    got = pd.read_csv(io.StringIO(done.stdout), index_col=0)["predicted"]
+    np.testing.assert_allclose(got.to_numpy(), np.asarray(expected), rtol=1e-6)
