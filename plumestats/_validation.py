@@ -52,19 +52,35 @@ def check_positive_float(value, name: str, allow_zero: bool = False) -> float:
 MAX_GAMMA = 1e6
 
 
-def check_gamma(value, name: str = "gamma") -> float:
-    """A gate sharpness: finite, ``> 0`` and at most :data:`MAX_GAMMA`."""
+def check_gamma(
+    value, name: str = "gamma", hard: str | None = "HardPolyhedralLogit (ps.spla1)"
+) -> float:
+    """A gate sharpness: finite, ``> 0`` and at most :data:`MAX_GAMMA`.
+
+    ``hard`` says where the caller offers the hard-gating limit (``None``: it
+    does not), for the messages.
+    """
     if isinstance(value, numbers.Real) and value == np.inf:
+        if hard is None:
+            raise ValueError(
+                f"{name} must be finite: this model has no hard-gating variant "
+                "(gamma = inf)"
+            )
         raise ValueError(
-            f"{name}=inf is the hard-gating model: use HardPolyhedralLogit "
-            "(ps.spla1) for it, or a finite gamma here"
+            f"{name}=inf is the hard-gating model: use {hard} for it, or a finite "
+            "gamma here"
         )
     value = check_positive_float(value, name)
     if value > MAX_GAMMA:
+        remedy = (
+            f"for the hard-gating limit use {hard}"
+            if hard
+            else "this model has no hard-gating variant"
+        )
         raise ValueError(
             f"{name} must be at most {MAX_GAMMA:.0e}, got {value:g}: beyond that the "
             "gate is already hard to within rounding and the fit loses precision; "
-            "for the hard-gating limit use HardPolyhedralLogit (ps.spla1, gamma = inf)"
+            f"{remedy}"
         )
     return value
 
@@ -100,11 +116,13 @@ def as_grid(values, name: str) -> list:
 def check_identified(model, alpha: float) -> None:
     """More parameters than observations are identified only under a penalty:
     refused at ``fit`` for ``alpha == 0`` (a ridge fit of a wide design is fine)."""
-    k, n_cols = model.k, model.k_vars
-    if alpha == 0 and k * n_cols > model.nobs:
+    k, n_cols, n_params = model.k, model.k_vars, model.nparams
+    if alpha == 0 and n_params > model.nobs:
+        extra = n_params - k * n_cols  # the label-flip model's flip rate
+        counted = f"k * p = {k} * {n_cols}" + (f" + {extra}" if extra else "")
         raise ValueError(
-            f"the model has k * p = {k} * {n_cols} = {k * n_cols} parameters but "
-            f"only {model.nobs} observations, too few to identify them without a "
+            f"the model has {counted} = {n_params} parameters but only "
+            f"{model.nobs} observations, too few to identify them without a "
             "penalty; use a smaller k, fewer columns, or an L2 penalty, e.g. "
             "fit(alpha=1e-3)"
         )

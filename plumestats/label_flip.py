@@ -110,6 +110,8 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
     True
     """
 
+    _hard_variant = None  # the flip model has no hard-gating variant
+
     _params_layout = f"hyperplane-major, then {FLIP_PARAM}"
 
     def __init__(

@@ -187,6 +187,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     """
 
     _hard = False
+    # where the gamma -> inf limit of this model lives, for error messages
+    _hard_variant: str | None = "HardPolyhedralLogit (ps.spla1)"
     # whether exog came with column names (a DataFrame or a formula): new
     # DataFrames are then matched to its columns by name (plumestats._newdata)
     _exog_named = False
@@ -206,7 +208,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         **kwargs,
     ):
         k = check_int(k, "k")
-        gamma = check_gamma(gamma)
+        gamma = check_gamma(gamma, hard=self._hard_variant)
         check_choice(missing, "missing", ("none", "drop", "raise"))
         if exog is None:
             raise ValueError("exog is required; pass a design with a constant column")

@@ -34,6 +34,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from ._likelihood import compute_terms, linear_scores
+from ._validation import check_gamma
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
@@ -226,9 +227,16 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 f"forms the polyhedron; got {self.inside!r}"
             )
         # named columns, so that results_.summary() speaks the user's names
-        design = pd.DataFrame(
-            _with_intercept(X), columns=["Intercept", *self._feature_names()]
-        )
+        features = [str(name) for name in self._feature_names()]
+        intercept = "Intercept"
+        while intercept in features:  # X may hold a column of that name already
+            intercept = f"_{intercept}"
+        design = pd.DataFrame(_with_intercept(X), columns=[intercept, *features])
+        if not self._hard:
+            check_gamma(
+                self.gamma,
+                hard=None if self.label_flips else "PolyhedralClassifier(gamma=np.inf)",
+            )
         if self.label_flips and self._hard:
             raise ValueError(
                 "label_flips=True needs soft gating (a finite gamma); the label-"

@@ -488,8 +488,11 @@ def test_more_parameters_than_observations_suggests_a_smaller_k():
     assert re.search(r"\b15\b", str(info.value)) and re.search(
         r"\b10\b", str(info.value)
     )
-    with pytest.raises(ValueError, match=r"smaller k.*L2 penalty"):
+    with pytest.raises(ValueError, match=r"5 \* 3 \+ 1 = 16 parameters.*L2"):
         ps.plume_flip(FORMULA, small, k=5).fit()
+    # k * p = n, but the flip rate is one parameter more
+    with pytest.raises(ValueError, match=r"2 \* 3 \+ 1 = 7 parameters but only 6"):
+        ps.plume_flip(FORMULA, small.iloc[2:8], k=2).fit()
 
 
 def test_a_penalty_fits_more_parameters_than_observations():
@@ -651,6 +654,8 @@ def test_bad_gamma_names_the_argument(gamma):
 def test_infinite_gamma_points_to_the_hard_model():
     with pytest.raises(ValueError, match=r"gamma=inf is the hard-gating model.*spla1"):
         ps.plume(FORMULA, simulated(), k=2, gamma=np.inf)
+    with pytest.raises(ValueError, match=r"must be finite: this model has no hard"):
+        ps.plume_flip(FORMULA, simulated(), k=2, gamma=np.inf)
 
 
 @pytest.mark.parametrize("gamma", [1e7, 1e8, 1e300], ids=lambda v: repr(v))
@@ -660,6 +665,17 @@ def test_huge_gamma_is_refused_before_it_stalls_or_overflows(gamma):
         ps.plume(FORMULA, simulated(), k=2, gamma=gamma)
     with pytest.raises(ValueError, match=r"every gamma in gammas must be at most"):
         ps.select_k(FORMULA, simulated(), ks=(2,), gammas=(1.0, gamma))
+    # each caller names its own way to the hard limit, or says there is none
+    with pytest.raises(ValueError, match=r"at most.*no hard-gating variant"):
+        ps.plume_flip(FORMULA, simulated(), k=2, gamma=gamma)
+    with pytest.raises(ValueError, match=r"at most.*np.inf in gammas"):
+        ps.select_k(FORMULA, simulated(), ks=(2,), gammas=(gamma,))
+    pytest.importorskip("sklearn")
+    from plumestats.sklearn import PolyhedralClassifier
+
+    data = simulated()
+    with pytest.raises(ValueError, match=r"PolyhedralClassifier\(gamma=np.inf\)"):
+        PolyhedralClassifier(gamma=gamma).fit(data[["x1", "x2"]], data["y"])
 
 
 def test_largest_gamma_fits_as_the_hard_model():

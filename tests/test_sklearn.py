@@ -240,3 +240,16 @@ def test_pandas_labels_and_frames(polygon):
     clf = PolyhedralClassifier(k=3, inside=0).fit(X, labels)
     assert_array_equal(clf.classes_, ["inside", "outside"])
     assert clf.score(X, labels) > 0.9
+
+
+def test_a_feature_named_intercept_keeps_its_name():
+    # the design's own constant was also called "Intercept": two columns of one
+    # name, refused since duplicate names are (a patsy dmatrix has that column)
+    data, _ = simulate_polyhedron(400, d=2, k=2, noise=0.05, random_state=0)
+    X, y = data[["x1", "x2"]], data["y"]
+    clf = PolyhedralClassifier(k=2, random_state=0).fit(X, y)
+    renamed = X.rename(columns={"x2": "Intercept"})
+    clf_renamed = PolyhedralClassifier(k=2, random_state=0).fit(renamed, y)
+    assert_allclose(clf_renamed.predict_proba(renamed), clf.predict_proba(X))
+    assert "h1:Intercept" in clf_renamed.results_.params.index
+    assert "h1:_Intercept" in clf_renamed.results_.params.index
