@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from patsy import PatsyError
@@ -441,6 +443,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
 
         With Dask input (``exog`` a Dask collection, or the estimation sample of
         a model on Dask collections) the predictions are a lazy Dask array.
+        ``exog`` is a design taken by position, as statsmodels' model-level
+        ``predict`` takes it; the results' ``predict`` applies the formula, or
+        matches a DataFrame to the model's columns by name.
 
         Parameters
         ----------
@@ -764,7 +769,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             Passed on to :meth:`fit`.
         """
         check_choice(method, "method", ("l2",))
-        return self.fit(alpha=alpha, **kwargs)
+        # fit's warnings point one frame up, here: re-issued at the caller's line
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results = self.fit(alpha=alpha, **kwargs)
+        for caught_warning in caught:
+            warnings.warn(caught_warning.message, caught_warning.category, stacklevel=2)
+        return results
 
     def _make_results(
         self, problem, scaling, internal, retvals, settings, cov_type, cov_kwds, disp
