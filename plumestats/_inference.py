@@ -27,9 +27,12 @@ __all__ = ["check_alpha", "parse_constraints", "term_constraints"]
 def check_alpha(alpha, name: str = "alpha") -> float:
     """A significance level strictly between 0 and 1.
 
-    ``alpha`` outside (0, 1) gives reversed bounds (``alpha > 1``) or NaN
-    (``alpha < 0``) in ``q = ppf(1 - alpha / 2)``, silently; refuse it.
+    In ``q = ppf(1 - alpha / 2)`` an ``alpha`` outside (0, 1) gives, silently,
+    infinite bounds (0), reversed ones (1 to 2) or NaN (below 0, above 2);
+    refuse it.
     """
+    if isinstance(alpha, np.ndarray) and alpha.ndim == 0:
+        alpha = alpha.item()  # np.array(0.1), as statsmodels accepts
     if (
         isinstance(alpha, bool)
         or not isinstance(alpha, numbers.Real)
@@ -114,13 +117,19 @@ def _is_named_form(r_matrix) -> bool:
     )
 
 
-def _unknown_token(exc: Exception) -> str | None:
-    """The name patsy could not recognise, read from where its error points."""
+def _unknown_token(exc: Exception, known) -> str | None:
+    """The name patsy could not recognise, read from where its error points
+    (``None`` when the word there is a known name: the syntax is at fault)."""
     origin = getattr(exc, "origin", None)
-    if origin is None or "unrecognized token" not in str(exc):
+    if origin is None:
         return None
-    match = re.match(r"[^\s=,+\-*/]+", origin.code[origin.start :])
-    return match.group(0) if match else None
+    # patsy points where it stopped recognising, which may be inside a name
+    # ("h1:x1x" at "x"): the whole word around that point
+    before = re.search(r"[^\s=,+\-*/()]*$", origin.code[: origin.start])
+    after = re.match(r"[^\s=,+\-*/()]*", origin.code[origin.start :])
+    word = before.group(0) + after.group(0)
+    # "h1:x12" reads as the name h1:x1, then a stray number
+    return word if word and word not in known else None
 
 
 def parse_constraints(model, r_matrix):
@@ -136,24 +145,22 @@ def parse_constraints(model, r_matrix):
     if not _is_named_form(r_matrix):
         return r_matrix
     names = list(model.data.param_names)
+    # with k = 1 the bare column names are further names of the first block's
+    # parameters; their coefficients are added onto those (mixing is fine)
+    bare = list(model.exog_names) if model.k == 1 else []
     try:
-        constraint = DesignInfo(names).linear_constraint(r_matrix)
+        constraint = DesignInfo(names + bare).linear_constraint(r_matrix)
     except (PatsyError, ValueError) as exc:
-        if model.k == 1:
-            bare = [*model.exog_names, *names[model.k_vars :]]
-            try:
-                constraint = DesignInfo(bare).linear_constraint(r_matrix)
-            except (PatsyError, ValueError):
-                pass
-            else:
-                return constraint.coefs, constraint.constants
         raise ValueError(_constraint_message(model, r_matrix, exc)) from exc
-    return constraint.coefs, constraint.constants
+    coefs = constraint.coefs[:, : len(names)].copy()
+    coefs[:, : len(bare)] += constraint.coefs[:, len(names) :]
+    return coefs, constraint.constants
 
 
 def _constraint_message(model, r_matrix, exc: Exception) -> str:
-    token = _unknown_token(exc)
-    if token is not None and token in model.exog_names:
+    bare = list(model.exog_names) if model.k == 1 else []
+    token = _unknown_token(exc, [*model.data.param_names, *bare])
+    if token is not None and token in model.exog_names and model.k > 1:
         problem = (
             f"{token!r} is a design column, not a parameter: with k={model.k} "
             f"name its hyperplane, e.g. 'h1:{token}'"

@@ -483,10 +483,12 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
             )
         if column is not None:
             raise ValueError("Column should be specified without other arguments.")
-        cov = super().cov_params() if cov_p is None else np.asarray(cov_p)
-        r_matrix = np.asarray(r_matrix)
-        other = r_matrix if other is None else np.asarray(other)
-        return nan_dot(r_matrix, nan_dot(cov, other.T))
+        cov = super().cov_params(scale=scale) if cov_p is None else np.asarray(cov_p)
+        one_row = np.ndim(r_matrix) == 1  # statsmodels returns a scalar then
+        r_matrix = np.atleast_2d(r_matrix)
+        other = r_matrix if other is None else np.atleast_2d(other)
+        out = nan_dot(r_matrix, nan_dot(cov, other.T))
+        return out[0, 0] if one_row and out.shape == (1, 1) else out
 
     @property
     def flip_rate(self) -> float:

@@ -140,6 +140,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             "resid_response",
             "resid_pearson",
             "resid_dev",
+            "score_obsv",  # statsmodels' (nobs, K p) scores, cached on first use
         ]
         self.k = model.k
         self.gamma = model.gamma
@@ -805,6 +806,21 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             df_constraints=df_constraints,
             scalar=scalar,
         )
+
+    def t_test_pairwise(self, term_name, *args, **kwargs):
+        """statsmodels' pairwise tests of a categorical term's levels, for
+        ``k=1``; with several hyperplanes a level has one coefficient in each,
+        so name them in
+        :meth:`~plumestats.api.PolyhedralMixtureLogitResults.t_test` instead
+        (``"h2:C(g)[T.b] = 0"``)."""
+        if self.k > 1:
+            raise NotImplementedError(
+                f"t_test_pairwise compares the levels of one coefficient block; "
+                f"with k={self.k} each level has one coefficient per hyperplane: "
+                "test them with t_test, naming the hyperplane, e.g. "
+                "'h1:C(g)[T.c] - h1:C(g)[T.b] = 0'"
+            )
+        return super().t_test_pairwise(term_name, *args, **kwargs)
 
     def wald_test_terms(
         self,

@@ -144,6 +144,16 @@ def test_noise_free_labels_give_plume_at_the_boundary():
         plain.wald_test(joint, scalar=True).statistic, rel=1e-4
     )
     assert np.isnan(res.t_test("flip_logit = 0").sd).all()
+    # cov_params itself, as statsmodels' takes it: one row gives a scalar
+    row = np.zeros(len(res.params))
+    row[1] = 1.0
+    unwrapped = res._results
+    assert unwrapped.cov_params(r_matrix=row) == pytest.approx(
+        plain.cov_params().iloc[1, 1], rel=1e-4
+    )
+    assert unwrapped.cov_params(r_matrix=row, scale=2.0) == pytest.approx(
+        2.0 * unwrapped.cov_params(r_matrix=row), rel=1e-12
+    )
 
 
 def test_hard_noisy_polytope_without_penalty_warns_of_separation():

@@ -7,6 +7,8 @@ own ``wald_test`` given the joint constraint explicitly (and the quadratic form
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -206,11 +208,12 @@ class TestRemoveData:
         assert res.endog.shape == (len(data),) and res.exog.shape[0] == len(data)
         # cache two per-observation values
         assert res.resid_dev.shape == res.fittedvalues.shape == (len(data),)
+        assert res.score_obsv.shape == (len(data), len(res.params))
         res.remove_data()
         inner = res._results
         assert inner.endog is None and inner.exog is None
         assert res.model.endog is None and res.model.exog is None
-        for name in ("fittedvalues", "resid_dev"):
+        for name in ("fittedvalues", "resid_dev", "score_obsv"):
             assert inner._cache.get(name) is None
         # what is left is small: no array as long as the sample
         sizes = [
@@ -327,6 +330,8 @@ class TestConfidenceLevel:
         z = stats.norm.isf(0.05)  # alpha = 0.1
         ci = res.conf_int(alpha=0.1)
         np.testing.assert_allclose(ci[1] - ci[0], 2 * z * res.bse, rtol=1e-12)
+        # a 0-d array is a number, as statsmodels takes it
+        pd.testing.assert_frame_equal(res.conf_int(alpha=np.array(0.1)), ci)
         frame = res.get_prediction(data.iloc[:4]).summary_frame(alpha=0.1)
         assert (frame["ci_lower"] < frame["predicted"]).all()
         assert (frame["predicted"] < frame["ci_upper"]).all()
@@ -363,6 +368,29 @@ class TestStringConstraints:
         np.testing.assert_allclose(
             res.f_test(both).fvalue, logit.f_test(both).fvalue, rtol=1e-6
         )
+        # bare and h1: names mix (one raised "name its hyperplane" at k=1)
+        mixed = res.t_test("h1:x1 = x2")
+        np.testing.assert_allclose(mixed.effect, theirs.effect, rtol=1e-6)
+        np.testing.assert_allclose(mixed.sd, theirs.sd, rtol=1e-6)
+        np.testing.assert_allclose(
+            res.f_test(["x1 = 0", "h1:x2 = 0"]).fvalue,
+            logit.f_test(both).fvalue,
+            rtol=1e-6,
+        )
+
+    @pytest.mark.parametrize(
+        ("constraint", "named"),
+        [
+            ("h1:x1x = 0", "h1:x1x"),
+            ("h1:x12 = 0", "h1:x12"),
+            ("h1:x1:x3 = 0", "h1:x1:x3"),
+        ],
+    )
+    def test_an_unknown_name_is_named_whole(self, fit_k2, constraint, named):
+        # patsy points inside such names: 'x', ':x3' or a stray '2' were named
+        _, res = fit_k2
+        with pytest.raises(ValueError, match=rf"'{re.escape(named)}' is not a param"):
+            res.t_test(constraint)
 
     @pytest.mark.parametrize("method", ["t_test", "f_test", "wald_test"])
     def test_unknown_names_are_named_with_the_valid_ones(self, pair_k1, method):
@@ -416,3 +444,15 @@ class TestPredictColumns:
             )
         # the one-column predictions stay Series
         assert isinstance(res.predict(new), pd.Series)
+
+
+def test_pairwise_level_tests_are_logits_at_k1_and_refused_beyond(pair_k1, fit_k2):
+    logit, res = pair_k1
+    ours = res.t_test_pairwise("C(g)").result_frame
+    theirs = logit.t_test_pairwise("C(g)").result_frame
+    np.testing.assert_allclose(ours["coef"], theirs["coef"], rtol=1e-6)
+    np.testing.assert_allclose(ours["std err"], theirs["std err"], rtol=1e-6)
+    # at k = 2 it compared h1's levels only, under bare labels
+    _, res2 = fit_k2
+    with pytest.raises(NotImplementedError, match=r"naming the hyperplane"):
+        res2.t_test_pairwise("C(g)")
