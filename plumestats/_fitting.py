@@ -289,7 +289,8 @@ def fit_direct(
         finite = [p for p in iterates if np.all(np.isfinite(p))]
         params = max(finite, key=model.loglike)
         singular = (
-            " (it met an exactly singular Hessian: its undamped Newton steps ran off)"
+            " (it met an exactly singular Hessian: its undamped Newton steps did "
+            "not settle)"
         )
     final_llf = model.loglike(params)
     internal = scaling.to_internal(params.reshape(model.k, -1)).ravel()

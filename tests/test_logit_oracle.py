@@ -20,7 +20,7 @@ def _pair(formula, data, **fit_kwargs):
     return logit, plume
 
 
-def _assert_same_fit(logit, plume, same_df=True):
+def _assert_same_fit(logit, plume):
     np.testing.assert_allclose(
         plume.params.to_numpy(), logit.params.to_numpy(), rtol=RTOL
     )
@@ -32,11 +32,10 @@ def _assert_same_fit(logit, plume, same_df=True):
     np.testing.assert_allclose(plume.aic, logit.aic, rtol=RTOL)
     np.testing.assert_allclose(plume.bic, logit.bic, rtol=RTOL)
     assert plume.df_resid == logit.df_resid
-    if same_df:
-        assert plume.df_model == logit.df_model
-        np.testing.assert_allclose(
-            plume.llr_pvalue, logit.llr_pvalue, rtol=1e-5, atol=1e-300
-        )
+    assert plume.df_model == logit.df_model
+    np.testing.assert_allclose(
+        plume.llr_pvalue, logit.llr_pvalue, rtol=1e-5, atol=1e-300
+    )
     assert plume.nobs == logit.nobs
     np.testing.assert_allclose(
         plume.pvalues.to_numpy(), logit.pvalues.to_numpy(), rtol=1e-5, atol=1e-300
