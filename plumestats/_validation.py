@@ -296,6 +296,13 @@ def _same_label(a, b) -> bool:
         return False
 
 
+# Largest (and inverse of the smallest non-zero) magnitude of a design value:
+# the fit squares and multiplies values and sums them over rows, which
+# overflows (or underflows to zero) a little beyond 1e154 (1e-154); at 1e154
+# the fit collapsed to the null model, reported as converged.
+MAX_MAGNITUDE = 1e150
+
+
 def check_design(exog: np.ndarray, names: list[str]) -> None:
     """Errors for designs no fit can use; a warning naming the columns when the
     design is rank deficient (the hyperplanes are then not identified).
@@ -321,6 +328,20 @@ def check_design(exog: np.ndarray, names: list[str]) -> None:
             f"exog has missing or infinite values in {listed}. Drop or impute those "
             "rows, or pass missing='drop' (which drops NaN; infinite values must be "
             "handled by you)."
+        )
+    magnitude = np.maximum(np.abs(summary.minimum), np.abs(summary.maximum))
+    extreme = [
+        j
+        for j in range(len(names))
+        if magnitude[j] > MAX_MAGNITUDE or 0 < magnitude[j] < 1 / MAX_MAGNITUDE
+    ]
+    if extreme:
+        listed = ", ".join(f"{names[j]!r} (up to {magnitude[j]:.1e})" for j in extreme)
+        raise ValueError(
+            f"exog has columns of extreme magnitude: {listed}. The fit's sums of "
+            f"squares and products overflow or underflow beyond {MAX_MAGNITUDE:.0e} "
+            f"(or below {1 / MAX_MAGNITUDE:.0e}); rescale those columns, e.g. to "
+            "standard units"
         )
     dependent, partners = _dependent_columns(summary)
     if dependent:
@@ -416,6 +437,9 @@ def design_summary(exog) -> DesignSummary:
             continue
         np.minimum(minimum, block.min(axis=0), out=minimum)
         np.maximum(maximum, block.max(axis=0), out=maximum)
+        if np.max(np.abs(block), initial=0.0) > MAX_MAGNITUDE:
+            r = None  # its squares would overflow: check_design refuses it
+            continue
         # one Fortran-ordered buffer that LAPACK may overwrite: no further copy
         stacked = np.empty((r.shape[0] + block.shape[0], n_cols), order="F")
         stacked[: r.shape[0]] = r
@@ -623,10 +647,11 @@ def statsmodels_exog_names(exog: np.ndarray) -> list[str]:
     nobs, n_cols = exog.shape
     mean = exog.mean(axis=0)
     squares = np.zeros(n_cols)
-    for block in _float_blocks(exog):
-        deviation = block - mean
-        deviation *= deviation
-        squares += deviation.sum(axis=0)
+    with np.errstate(over="ignore"):  # an overflowing variance is not zero
+        for block in _float_blocks(exog):
+            deviation = block - mean
+            deviation *= deviation
+            squares += deviation.sum(axis=0)
     variance = squares / max(nobs, 1)
     if (variance == 0).any():
         names = [f"x{i:d}" for i in range(1, n_cols)]

@@ -1169,3 +1169,24 @@ def test_duplicating_every_row_doubles_the_loglikelihood(three_faces):
     np.testing.assert_allclose(
         doubled.score(away), 2 * base.model.score(away), rtol=1e-10
     )
+
+
+@pytest.mark.parametrize("scale", [1e154, 1e-200])
+def test_columns_of_extreme_magnitude_are_refused_by_name(scale):
+    # the fit collapsed to the null model, reported as converged, with overflow
+    # RuntimeWarnings (1e154) or a false CollinearityWarning (both)
+    data = simulated(400, seed=0)
+    exog = design(data)
+    exog[:, 1] *= scale
+    with pytest.raises(ValueError, match=r"extreme magnitude: 'x1'.*rescale"):
+        PolyhedralMixtureLogit(data["y"].to_numpy(), exog, k=2)
+
+
+def test_columns_just_inside_the_magnitude_bound_fit_as_in_standard_units():
+    data = simulated(400, seed=0)
+    reference = PolyhedralMixtureLogit(data["y"].to_numpy(), design(data), k=2).fit()
+    for scale in (1e149, 1e-149):
+        exog = design(data)
+        exog[:, 1:] *= scale
+        res = PolyhedralMixtureLogit(data["y"].to_numpy(), exog, k=2).fit()
+        assert res.llf == pytest.approx(reference.llf, rel=1e-8)
