@@ -1047,7 +1047,13 @@ def _test_outcomes(results, test_data) -> tuple[np.ndarray, np.ndarray]:
             f"endog has {labels.size} rows but exog {probability.size}; they must "
             "be the same observations"
         )
-    observed = labels.map(lambda label: results.outcome_mapping.get(label, np.nan))
+    mapping = results.outcome_mapping
+    # a text outcome "True"/"False" reaches the fit through patsy as booleans:
+    # a label is also known by its text
+    by_text = {str(label): code for label, code in mapping.items()}
+    observed = labels.map(
+        lambda label: mapping.get(label, by_text.get(str(label), np.nan))
+    )
     unknown = sorted({str(v) for v in labels[observed.isna() & labels.notna()]})
     if unknown:
         raise ValueError(

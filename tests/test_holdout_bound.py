@@ -94,3 +94,14 @@ def test_results_bound_bad_input(fit_and_test):
         holdout_bound(5, 3)
     with pytest.raises(ValueError, match="same observations"):
         res.holdout_bound((test["y"].to_numpy()[:5], pd.DataFrame(test)))
+
+
+def test_results_bound_with_a_true_false_text_outcome():
+    # patsy hands "True"/"False" text to the fit as booleans: the test labels,
+    # text, were refused as labels the fit did not see
+    data, _ = ps.simulate_polyhedron(600, d=2, k=2, noise=0.05, random_state=0)
+    data["t"] = np.where(data["y"] == 1, "True", "False")
+    train, test = data.iloc[:400], data.iloc[400:]
+    as_text = ps.plume("t ~ x1 + x2", train, k=2).fit().holdout_bound(test)
+    as_codes = ps.plume("y ~ x1 + x2", train, k=2).fit().holdout_bound(test)
+    assert as_text.errors == as_codes.errors and as_text.nobs == 200
