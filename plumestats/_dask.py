@@ -28,7 +28,12 @@ from ._blocks import (
     source_sums,
 )
 from ._likelihood import compute_hard_terms, compute_terms, linear_scores
-from ._validation import _array_column_names, encode_outcome, resolve_inside
+from ._validation import (
+    _array_column_names,
+    check_magnitudes,
+    encode_outcome,
+    resolve_inside,
+)
 
 __all__ = ["DaskBlocks", "import_dask", "init_dask_model", "is_dask_collection"]
 
@@ -231,6 +236,7 @@ def init_dask_model(model, endog, exog, *, k, gamma, missing, inside) -> None:
             "impute those rows first (e.g. ddf.dropna())"
         )
     names = _column_names(xnames, moments)
+    check_magnitudes(moments["min"], moments["max"], names)
     _, mapping, _ = encode_outcome(moments["yvalues"])
     inside_code = resolve_inside(inside, mapping)
     one = next(level for level, code in mapping.items() if code == 1)

@@ -303,6 +303,25 @@ def _same_label(a, b) -> bool:
 MAX_MAGNITUDE = 1e150
 
 
+def check_magnitudes(minimum, maximum, names) -> None:
+    """Refuse, by name, the columns whose largest magnitude is beyond
+    :data:`MAX_MAGNITUDE` or below its inverse (zero columns aside)."""
+    magnitude = np.maximum(np.abs(minimum), np.abs(maximum))
+    extreme = [
+        j
+        for j in range(len(names))
+        if magnitude[j] > MAX_MAGNITUDE or 0 < magnitude[j] < 1 / MAX_MAGNITUDE
+    ]
+    if extreme:
+        listed = ", ".join(f"{names[j]!r} (up to {magnitude[j]:.1e})" for j in extreme)
+        raise ValueError(
+            f"exog has columns of extreme magnitude: {listed}. The fit's sums of "
+            f"squares and products overflow or underflow beyond {MAX_MAGNITUDE:.0e} "
+            f"(or below {1 / MAX_MAGNITUDE:.0e}); rescale those columns, e.g. to "
+            "standard units"
+        )
+
+
 def check_design(exog: np.ndarray, names: list[str]) -> None:
     """Errors for designs no fit can use; a warning naming the columns when the
     design is rank deficient (the hyperplanes are then not identified).
@@ -329,20 +348,7 @@ def check_design(exog: np.ndarray, names: list[str]) -> None:
             "rows, or pass missing='drop' (which drops NaN; infinite values must be "
             "handled by you)."
         )
-    magnitude = np.maximum(np.abs(summary.minimum), np.abs(summary.maximum))
-    extreme = [
-        j
-        for j in range(len(names))
-        if magnitude[j] > MAX_MAGNITUDE or 0 < magnitude[j] < 1 / MAX_MAGNITUDE
-    ]
-    if extreme:
-        listed = ", ".join(f"{names[j]!r} (up to {magnitude[j]:.1e})" for j in extreme)
-        raise ValueError(
-            f"exog has columns of extreme magnitude: {listed}. The fit's sums of "
-            f"squares and products overflow or underflow beyond {MAX_MAGNITUDE:.0e} "
-            f"(or below {1 / MAX_MAGNITUDE:.0e}); rescale those columns, e.g. to "
-            "standard units"
-        )
+    check_magnitudes(summary.minimum, summary.maximum, names)
     dependent, partners = _dependent_columns(summary)
     if dependent:
         varying = summary.maximum > summary.minimum

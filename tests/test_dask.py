@@ -298,3 +298,16 @@ def test_dask_bad_input_is_a_clear_error(client, triangle):
         model.fit(chunksize=100)
     with pytest.raises(ValueError, match="use method='em'"):
         model.fit(method="bfgs")
+
+
+def test_dask_columns_of_extreme_magnitude_are_refused_by_name(client):
+    # the same bound as in memory (check_magnitudes), from the block moments
+    data, _ = ps.simulate_polyhedron(400, d=2, k=2, noise=0.05, random_state=0)
+    exog = np.column_stack([np.ones(400), data[["x1", "x2"]].to_numpy()])
+    exog[:, 2] *= 1e-200
+    with pytest.raises(ValueError, match=r"extreme magnitude: 'x2'"):
+        ps.PolyhedralMixtureLogit(
+            da.from_array(data["y"].to_numpy(), chunks=100),
+            da.from_array(exog, chunks=(100, 3)),
+            k=2,
+        )
