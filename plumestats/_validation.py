@@ -443,7 +443,7 @@ def design_summary(exog) -> DesignSummary:
             continue
         np.minimum(minimum, block.min(axis=0), out=minimum)
         np.maximum(maximum, block.max(axis=0), out=maximum)
-        if np.max(np.abs(block), initial=0.0) > MAX_MAGNITUDE:
+        if max(-minimum.min(initial=0.0), maximum.max(initial=0.0)) > MAX_MAGNITUDE:
             r = None  # its squares would overflow: check_design refuses it
             continue
         # one Fortran-ordered buffer that LAPACK may overwrite: no further copy
