@@ -12,15 +12,19 @@ for prediction with the same functions.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-from patsy import ModelDesc
+from patsy import EvalEnvironment, ModelDesc
 
+from ._compat import STATSMODELS_EVAL_ENV_MAPPING
 from ._validation import _count_not_kept, _raise_if_bad, _refuse_complex
 
 __all__ = [
     "check_formula_outcome",
+    "eval_env_for_statsmodels",
+    "eval_env_one_frame_deeper",
     "formula_columns",
     "numpy_backed",
     "precheck_formula_data",
@@ -57,6 +61,56 @@ def check_formula_outcome(formula) -> None:
         "of '~' (e.g. 'y ~ x1 + x2'); to model a combination of columns as the "
         "outcome, write it as one term, e.g. 'I(a + b) ~ x1'"
     )
+
+
+def eval_env_for_statsmodels(eval_env, frames_below: int = 1):
+    """statsmodels' ``eval_env`` for a ``Model.from_formula`` call made
+    ``frames_below`` frames under the function the user called.
+
+    The user's ``eval_env`` means what ``smf.logit``'s means: the default, ``0``
+    and ``1`` are the caller's namespace (statsmodels documents ``0``, but its
+    code counts from its own frame, so there ``1`` is the caller and ``0`` an
+    internal frame: both spellings give the caller here), ``n >= 2`` is ``n - 1``
+    frames further up, ``-1`` an empty namespace, and a patsy
+    ``EvalEnvironment`` (or, with statsmodels >= 0.15, a dict) is used as given.
+    """
+    if eval_env is None:
+        eval_env = 0
+    if isinstance(eval_env, EvalEnvironment) or (
+        STATSMODELS_EVAL_ENV_MAPPING and isinstance(eval_env, Mapping)
+    ):
+        return eval_env
+    if isinstance(eval_env, bool) or not isinstance(eval_env, (int, np.integer)):
+        raise TypeError(
+            "eval_env must be an integer depth (0 or 1: the calling namespace; "
+            "-1: an empty one) or a patsy EvalEnvironment, got "
+            f"{type(eval_env).__name__}"
+        )
+    if eval_env == -1:
+        # statsmodels 0.15 warns (FutureWarning) on its own EvalEnvironment({})
+        return {} if STATSMODELS_EVAL_ENV_MAPPING else -1
+    if eval_env < -1:
+        raise ValueError(
+            f"eval_env must be -1 (an empty namespace), 0 or 1 (the calling "
+            f"namespace) or a larger depth, got {eval_env}"
+        )
+    frames_up = max(int(eval_env) - 1, 0)
+    # statsmodels' 1 is the caller of Model.from_formula
+    return frames_up + frames_below + 1
+
+
+def eval_env_one_frame_deeper(eval_env):
+    """The ``eval_env`` that names the same namespace as ``eval_env`` does, for
+    a call made one frame deeper (a function that passes its caller's
+    ``eval_env`` on to ``from_formula``)."""
+    if eval_env is None:
+        eval_env = 0
+    is_depth = isinstance(eval_env, (int, np.integer)) and not isinstance(
+        eval_env, bool
+    )
+    if is_depth and eval_env >= 0:
+        return max(int(eval_env) - 1, 0) + 2
+    return eval_env  # -1 and namespaces are absolute
 
 
 def formula_columns(formula: str, columns) -> list:

@@ -16,6 +16,7 @@ from ._covariance import COV_TYPES
 from ._em import MSTEPS, EMOptions
 from ._formula_data import (
     check_formula_outcome,
+    eval_env_for_statsmodels,
     formula_columns,
     numpy_backed,
     precheck_formula_data,
@@ -311,7 +312,17 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     @classmethod
     def from_formula(cls, formula, data, subset=None, drop_cols=None, *args, **kwargs):
         """Create a model from a patsy formula and a DataFrame (statsmodels'
-        ``from_formula``); ``missing`` defaults to ``"drop"`` as there."""
+        ``from_formula``); ``missing`` defaults to ``"drop"`` as there.
+
+        Names in the formula that are not columns of ``data`` (a threshold
+        ``cut`` in ``I(x > cut)``, a function of yours) are looked up in the
+        calling namespace, as with ``smf.logit``. ``eval_env`` chooses another
+        one: ``-1`` an empty namespace, ``n >= 2`` the namespace ``n - 1``
+        frames above the caller, or a patsy ``EvalEnvironment``. Formulas are
+        Python: patsy evaluates every term as code, so only use formulas you
+        would run as code.
+        """
+        kwargs["eval_env"] = eval_env_for_statsmodels(kwargs.get("eval_env"))
         missing = kwargs.get("missing", "drop")
         check_choice(missing, "missing", ("none", "drop", "raise"))
         if _dask.is_dask_collection(data):
@@ -333,8 +344,16 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 formula, data, subset, drop_cols, *args, **kwargs
             )
         except PatsyError as exc:
+            hint = ""
+            if "NameError" in str(exc):
+                hint = (
+                    "\nA name that is not a column of the data is looked up where "
+                    "the formula was given (eval_env): define it there, or add it "
+                    "as a column."
+                )
             raise ValueError(
                 f"could not build the design from the formula {formula!r}: {exc}"
+                f"{hint}"
             ) from exc
 
     @property

@@ -21,6 +21,7 @@ from statsmodels.tools.sm_exceptions import (
 
 from ._cv import stratified_folds
 from ._fitting import as_rng
+from ._formula_data import eval_env_one_frame_deeper
 from ._prediction import outcome_log_probability
 from ._progress import Progress
 from ._validation import (
@@ -111,6 +112,7 @@ def select_k(
     n_se: float = 0.0,
     label_flips: bool = False,
     reseat: int = 0,
+    eval_env: int = 0,
 ) -> SelectKResults:
     r"""Fit PLUME over a grid of K and gamma and choose one.
 
@@ -175,6 +177,10 @@ def select_k(
         ``fit(reseat=...)``). They find higher maxima, which for a K above what
         the data support means a closer fit of the sample: prefer
         ``criterion="cv"`` with them.
+    eval_env : int, default 0
+        Where names in the formula that are not columns of ``data`` are looked
+        up: the calling namespace, as for ``smf.logit`` (see
+        :meth:`~plumestats.model.PolyhedralMixtureLogit.from_formula`).
 
     Returns
     -------
@@ -222,7 +228,11 @@ def select_k(
     elif criterion == "cv" and not cross_validate:
         raise ValueError("criterion='cv' needs cross_validate=True (or None)")
 
-    template = PolyhedralMixtureLogit.from_formula(formula, data, k=1, inside=inside)
+    # the formulas are read from here, one frame below the caller
+    eval_env = eval_env_one_frame_deeper(eval_env)
+    template = PolyhedralMixtureLogit.from_formula(
+        formula, data, k=1, inside=inside, eval_env=eval_env
+    )
     folds = None
     if cross_validate:
         cv = check_int(cv, "cv", minimum=2)
@@ -234,7 +244,12 @@ def select_k(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model = _model_class(gamma, label_flips).from_formula(
-                formula, data, k=k, inside=inside, **_gamma_kw(gamma)
+                formula,
+                data,
+                k=k,
+                inside=inside,
+                eval_env=eval_env,
+                **_gamma_kw(gamma),
             )
             results = model.fit(**fit_options, random_state=random_state)
         settled = not any(

@@ -1,0 +1,159 @@
+"""Formulas see the caller's names, as ``smf.logit``'s do (statsmodels' eval_env).
+
+patsy evaluates every term of a formula as Python. A name that is not a column
+of the data (a threshold, a function the analyst wrote) is looked up in the
+namespace ``eval_env`` names: by default the caller's. ``np.log(...)`` resolves
+from any module that imported numpy, so these tests use names that exist only
+in a local scope.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.formula.api as smf
+from numpy.testing import assert_allclose
+from patsy import EvalEnvironment
+
+import plumestats.api as ps
+from plumestats._compat import STATSMODELS_EVAL_ENV_MAPPING
+from plumestats.model import PolyhedralMixtureLogit
+
+FORMULA = "y ~ I(x > cut) + square(z)"
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    data = pd.DataFrame({"x": rng.normal(size=400), "z": rng.normal(size=400)})
+    data["y"] = (data.x - 0.5 * data.z**2 + rng.normal(size=400) > -0.5).astype(int)
+    return data
+
+
+ENTRY_POINTS = {
+    "plume": ps.plume,
+    "spla1": ps.spla1,
+    "plume_flip": ps.plume_flip,
+    "from_formula": PolyhedralMixtureLogit.from_formula,
+}
+
+
+@pytest.mark.parametrize("name", list(ENTRY_POINTS))
+@pytest.mark.parametrize("eval_env", [None, 0, 1])
+def test_local_variable_and_function_resolve(name, eval_env, frame):
+    cut = 0.25
+
+    def square(values):
+        return np.asarray(values) ** 2
+
+    kwargs = {} if eval_env is None else {"eval_env": eval_env}
+    model = ENTRY_POINTS[name](FORMULA, frame, k=2, **kwargs)
+    expected = np.column_stack([np.ones(len(frame)), frame.x > cut, square(frame.z)])
+    assert_allclose(np.asarray(model.exog), expected)
+    assert list(model.exog_names) == ["Intercept", "I(x > cut)[T.True]", "square(z)"]
+
+
+def test_k1_equals_logit_with_local_names(frame):
+    cut = 0.25
+
+    def square(values):
+        return np.asarray(values) ** 2
+
+    logit = smf.logit(FORMULA, frame).fit(disp=0)
+    plume = ps.plume(FORMULA, frame, k=1).fit()
+    assert_allclose(plume.params, logit.params, rtol=1e-8)
+    # new data go through the same terms, with the names captured at the fit
+    new = frame.head(7)
+    assert_allclose(plume.predict(new), logit.predict(new), rtol=1e-8)
+    assert square(3) == 9 and cut
+
+
+def test_select_k_sees_the_callers_names(frame):
+    cut = 0.25
+
+    def square(values):
+        return np.asarray(values) ** 2
+
+    sel = ps.select_k(FORMULA, frame, ks=(1,))
+    assert list(sel.best.model.exog_names)[1:] == ["I(x > cut)[T.True]", "square(z)"]
+    assert_allclose(sel.best.model.exog[:, 1], frame.x > cut)
+    assert square(2) == 4
+
+
+def _outer_scope(frame, eval_env):
+    cut = -0.25  # the outer frame's threshold differs from the inner one
+    assert cut
+    return _inner_scope(frame, eval_env)
+
+
+def _inner_scope(frame, eval_env):
+    cut = 0.25
+
+    def square(values):
+        return np.asarray(values) ** 2
+
+    assert cut and square(1) == 1
+    return ps.plume("y ~ I(x > cut)", frame, k=1, eval_env=eval_env)
+
+
+@pytest.mark.parametrize(("eval_env", "threshold"), [(1, 0.25), (2, -0.25)])
+def test_depth_counts_frames_above_the_caller(frame, eval_env, threshold):
+    # 1 is the caller (as smf.logit's 1); 2 is the caller's caller
+    model = _outer_scope(frame, eval_env)
+    assert_allclose(model.exog[:, 1], frame.x > threshold)
+
+
+def test_depth_matches_smf_logit(frame):
+    def inner(fn, eval_env):
+        cut = 0.25
+        assert cut
+        return fn("y ~ I(x > cut)", frame, eval_env=eval_env)
+
+    def outer(fn, eval_env):
+        cut = -0.25
+        assert cut
+        return inner(fn, eval_env)
+
+    plume_k1 = functools.partial(ps.plume, k=1)  # a partial adds no frame
+    for depth in (None, 1, 2):
+        assert_allclose(outer(plume_k1, depth).exog, outer(smf.logit, depth).exog)
+
+
+def test_empty_namespace_refuses_local_names(frame):
+    cut = 0.25
+    assert cut
+    with pytest.raises(ValueError, match="name 'cut' is not defined"):
+        ps.plume("y ~ I(x > cut)", frame, k=1, eval_env=-1)
+    # columns of the data still resolve
+    model = ps.plume("y ~ x", frame, k=1, eval_env=-1)
+    assert list(model.exog_names) == ["Intercept", "x"]
+
+
+@pytest.mark.parametrize("bad", ["caller", 1.5, True, -2])
+def test_bad_eval_env_is_named(frame, bad):
+    error = ValueError if bad == -2 else TypeError
+    with pytest.raises(error, match="eval_env"):
+        ps.plume("y ~ x", frame, k=1, eval_env=bad)
+
+
+def test_patsy_environment_is_used_as_given(frame):
+    env = EvalEnvironment([{"cut": 0.25}])
+    # statsmodels 0.15 deprecates patsy environments (in favour of a dict)
+    expect = (
+        pytest.warns(FutureWarning)
+        if STATSMODELS_EVAL_ENV_MAPPING
+        else contextlib.nullcontext()
+    )
+    with expect:
+        model = ps.plume("y ~ I(x > cut)", frame, k=1, eval_env=env)
+    assert_allclose(model.exog[:, 1], frame.x > 0.25)
+
+
+@pytest.mark.skipif(not STATSMODELS_EVAL_ENV_MAPPING, reason="statsmodels < 0.15")
+def test_dict_namespace_with_statsmodels_015(frame):
+    model = ps.plume("y ~ I(x > cut)", frame, k=1, eval_env={"cut": 0.25})
+    assert_allclose(model.exog[:, 1], frame.x > 0.25)
