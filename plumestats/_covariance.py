@@ -1,19 +1,29 @@
 """Covariance estimators of the parameters, in a small registry.
 
-All take the observed information ``I = -H`` (at the optimum) and, for the sandwich
-estimators, the observation scores; they return ``(cov, description)``. Each
-``cov_type`` means exactly one thing (no silent aliases).
+All take the inverse of the observed information (the bread) and, for the
+sandwich estimators, the observation scores (:class:`SandwichData`); they return
+a :class:`Covariance`. The sandwiches are statsmodels' own
+(``statsmodels.stats.sandwich_covariance``); HC1 to HC3 follow R's
+``sandwich::vcovHC`` for a glm. Each ``cov_type`` means exactly one thing: no
+silent aliases (statsmodels' ``Logit`` and ``GLM`` return HC0 for HC1 to HC3).
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
+from statsmodels.stats import sandwich_covariance as sw
 from statsmodels.tools.sm_exceptions import HessianInversionWarning
 
 __all__ = [
+    "BLOCK_COV_TYPES",
     "COV_TYPES",
+    "Covariance",
+    "SandwichData",
     "compute_covariance",
     "invert_information",
     "warn_singular_information",
@@ -56,61 +66,172 @@ def warn_singular_information(why: str, stacklevel: int) -> None:
     )
 
 
-def _nonrobust(cov, scores, cov_kwds):
-    return cov, (
+@dataclass(frozen=True)
+class SandwichData:
+    """What the sandwich estimators read from the sample.
+
+    ``scores`` are the observation scores ``(nobs, n_params)``, or for a fit by
+    row blocks a square root ``R`` of their summed outer product
+    (``R'R = sum_n s_n s_n'``), which is all HC0 and HC1 need. ``leverage``
+    computes the generalised leverages ``h_n`` when HC2 or HC3 asks for them.
+    """
+
+    scores: np.ndarray
+    nobs: int
+    leverage: Callable[[], np.ndarray] | None = None
+
+
+@dataclass(frozen=True)
+class Covariance:
+    """A covariance of the parameters and what inference needs to know of it."""
+
+    cov: np.ndarray
+    description: str
+    # residual degrees of freedom of t and F inference, when not nobs - n_params
+    df_resid_inference: float | None = None
+    options: dict = field(default_factory=dict)
+
+
+def _nonrobust(cov, data, cov_kwds):
+    _no_options("nonrobust", cov_kwds)
+    return Covariance(
+        cov,
         "Standard errors from the observed information (inverse of minus the "
-        "Hessian of the log-likelihood)."
+        "Hessian of the log-likelihood).",
     )
 
 
-def _hc0(cov, scores, cov_kwds):
-    # np.asarray: a Dask model's scores are lazy; their cross-product is small
-    meat = np.asarray(scores.T @ scores)
-    return cov @ meat @ cov, (
-        "Standard errors are heteroscedasticity robust (HC0 sandwich of the "
-        "observed information and the outer product of the scores)."
-    )
+def _heteroscedasticity_robust(kind: str):
+    """HC0 to HC3 as R's ``sandwich::vcovHC`` defines them for a glm: the meat
+    ``sum_n s_n s_n' w_n`` with ``w_n`` = 1 (HC0), ``n / (n - p)`` (HC1),
+    ``1 / (1 - h_n)`` (HC2) or ``1 / (1 - h_n)^2`` (HC3), ``h_n`` the leverage.
+    statsmodels' Logit and GLM return HC0 for all four; these do not."""
+
+    def estimator(cov, data, cov_kwds):
+        _no_options(kind, cov_kwds)
+        scores = np.asarray(data.scores)  # a Dask model's are lazy; small here
+        if kind in ("HC2", "HC3"):
+            if data.leverage is None:
+                raise ValueError(
+                    f"cov_type={kind!r} needs the leverage of every observation, "
+                    "which a fit by row blocks (chunksize, Dask input) does not "
+                    "keep; use 'HC0' or 'HC1', or fit in memory"
+                )
+            room = 1.0 - data.leverage()
+            scores = scores / (np.sqrt(room) if kind == "HC2" else room)[:, None]
+        # statsmodels' own sandwich, from the scores and the bread
+        robust = sw.cov_white_simple((scores, cov), use_correction=False)
+        n_params = cov.shape[0]
+        if kind == "HC1":
+            robust = robust * data.nobs / (data.nobs - n_params)
+        return Covariance(robust, _HC_DESCRIPTIONS[kind])
+
+    return estimator
 
 
-def _cluster(cov, scores, cov_kwds):
-    groups = cov_kwds.get("groups")
-    if groups is None:
+_HC_DESCRIPTIONS = {
+    "HC0": "Standard errors are heteroscedasticity robust (HC0 sandwich of the "
+    "observed information and the outer product of the scores).",
+    "HC1": "Standard errors are heteroscedasticity robust (HC1: HC0 times "
+    "n / (n - p)).",
+    "HC2": "Standard errors are heteroscedasticity robust (HC2: scores divided "
+    "by sqrt(1 - h), h the leverage).",
+    "HC3": "Standard errors are heteroscedasticity robust (HC3: scores divided "
+    "by 1 - h, h the leverage).",
+}
+
+
+def _cluster(cov, data, cov_kwds):
+    unknown = set(cov_kwds) - {"groups", "use_correction", "df_correction"}
+    if unknown:
+        raise ValueError(
+            f"unknown cov_kwds for cov_type='cluster': {sorted(unknown)}; it takes "
+            "'groups', 'use_correction' and 'df_correction' (as statsmodels)"
+        )
+    if "groups" not in cov_kwds or cov_kwds["groups"] is None:
         raise ValueError(
             "cov_type='cluster' needs the cluster labels: pass "
-            "cov_kwds={'groups': labels} with one label per observation"
+            "cov_kwds={'groups': labels} with one label per observation (or two "
+            "columns of labels for two-way clustering)"
         )
-    groups = np.asarray(groups)
-    if groups.ndim != 1 or groups.shape[0] != scores.shape[0]:
-        raise ValueError(
-            f"cov_kwds['groups'] must have one label per observation "
-            f"({scores.shape[0]}), got shape {groups.shape}"
-        )
-    _, codes = np.unique(groups, return_inverse=True)
-    n_groups = int(codes.max()) + 1
-    if n_groups < 2:
-        raise ValueError("cov_type='cluster' needs at least two clusters")
-    summed = np.zeros((n_groups, scores.shape[1]))
-    np.add.at(summed, codes, scores)
-    nobs, k_params = scores.shape
-    correction = 1.0
-    if cov_kwds.get("use_correction", True):
-        # statsmodels' CRV1 small-sample factor, so that K = 1 matches Logit
-        correction = (nobs - 1) / (nobs - k_params) * n_groups / (n_groups - 1)
-    meat = summed.T @ summed
-    return correction * (cov @ meat @ cov), (
-        f"Standard errors are robust to cluster correlation (CRV1, {n_groups} "
-        "clusters)."
+    codes = _cluster_codes(cov_kwds["groups"], data.nobs)
+    use_correction = bool(cov_kwds.get("use_correction", True))
+    scores = np.asarray(data.scores)
+    if codes.shape[1] == 1:
+        # statsmodels' CRV1, the small-sample factor as Logit's
+        robust = sw.cov_cluster((scores, cov), codes[:, 0], use_correction)
+    else:
+        robust = sw.cov_cluster_2groups((scores, cov), codes, None, use_correction)[0]
+    n_groups = [int(column.max()) + 1 for column in codes.T]
+    # as statsmodels: t and F inference on min(groups) - 1 degrees of freedom
+    df_inference = None
+    if cov_kwds.get("df_correction", True) is not False:
+        df_inference = float(min(n_groups) - 1)
+    counts = " and ".join(str(n) for n in n_groups)
+    way = "" if len(n_groups) == 1 else "two-way, "
+    return Covariance(
+        robust,
+        f"Standard errors are robust to cluster correlation (CRV1, {way}{counts} "
+        "clusters).",
+        df_resid_inference=df_inference,
+        options={"use_correction": use_correction, "n_groups": tuple(n_groups)},
     )
 
 
-COV_TYPES = {"nonrobust": _nonrobust, "HC0": _hc0, "cluster": _cluster}
+def _cluster_codes(groups, nobs: int) -> np.ndarray:
+    """Integer codes ``(nobs, 1)`` or ``(nobs, 2)`` of the cluster labels."""
+    if not hasattr(groups, "shape"):
+        # as statsmodels: a sequence is one label array per cluster dimension,
+        # or the labels themselves
+        groups = np.asarray([np.squeeze(np.asarray(group)) for group in groups]).T
+    shape = np.shape(groups)
+    if (
+        len(shape) not in (1, 2)
+        or shape[0] != nobs
+        or shape[1:] not in ((), (1,), (2,))
+    ):
+        raise ValueError(
+            f"cov_kwds['groups'] must have one label per observation ({nobs}), in "
+            f"one column (or two, for two-way clustering); got shape {shape}"
+        )
+    frame = pd.DataFrame(groups)
+    missing = int(frame.isna().to_numpy().sum())
+    if missing:
+        raise ValueError(
+            f"cov_kwds['groups'] has {missing} missing cluster labels (NaN or "
+            "None); give every observation a cluster, or drop those rows before "
+            "fitting"
+        )
+    codes = np.column_stack(
+        [pd.factorize(frame.iloc[:, j], sort=True)[0] for j in range(frame.shape[1])]
+    )
+    if np.any(codes.max(axis=0) < 1):
+        raise ValueError("cov_type='cluster' needs at least two clusters")
+    return codes
+
+
+def _no_options(cov_type: str, cov_kwds: dict) -> None:
+    if cov_kwds:
+        raise ValueError(
+            f"cov_type={cov_type!r} takes no cov_kwds, got {sorted(cov_kwds)}"
+        )
+
+
+COV_TYPES = {
+    "nonrobust": _nonrobust,
+    **{kind: _heteroscedasticity_robust(kind) for kind in _HC_DESCRIPTIONS},
+    "cluster": _cluster,
+}
+
+
+# what a fit by row blocks can compute: the meat needs only the summed outer
+# product of the scores
+BLOCK_COV_TYPES = ("nonrobust", "HC0", "HC1")
 
 
 def compute_covariance(
-    cov_type: str, cov: np.ndarray, scores: np.ndarray, cov_kwds: dict
-) -> tuple[np.ndarray, str]:
-    """Covariance of the parameters for one of :data:`COV_TYPES`."""
-    unknown = set(cov_kwds) - {"groups", "use_correction"}
-    if unknown:
-        raise ValueError(f"unknown cov_kwds: {sorted(unknown)}")
-    return COV_TYPES[cov_type](cov, scores, cov_kwds)
+    cov_type: str, cov: np.ndarray, data: SandwichData | None, cov_kwds: dict
+) -> Covariance:
+    """Covariance of the parameters for one of :data:`COV_TYPES`, from the
+    inverse information ``cov`` (the bread) and the sample's ``data``."""
+    return COV_TYPES[cov_type](cov, data, cov_kwds)

@@ -81,6 +81,8 @@ class EMOptions:
     gtol: float = 1e-6
     newton_finish: bool = True
     callback: Callable[[int, float, str], None] | None = None
+    # keep the parameters after every iteration (statsmodels' retall)
+    retall: bool = False
 
 
 @dataclass
@@ -96,6 +98,8 @@ class EMTrace:
     max_abs_score: float = np.nan
     n_em: int = 0
     n_newton: int = 0
+    # the parameters after each iteration, start included (options.retall)
+    path: list[np.ndarray] | None = None
 
     @property
     def n_iter(self) -> int:
@@ -402,9 +406,13 @@ def run_em(
     converged = False
     message = f"maximum number of iterations ({options.maxiter}) reached"
 
+    path = [params.copy()] if options.retall else None
+
     def record(new_value, kind):
         history.append(new_value)
         steps.append(kind)
+        if path is not None:
+            path.append(params.copy())  # params is already the new point
         if options.callback is not None:
             options.callback(len(steps), new_value, kind)
 
@@ -533,6 +541,7 @@ def run_em(
         max_abs_score=float(np.max(np.abs(final_grad))),
         n_em=steps.count("em"),
         n_newton=steps.count("newton") + steps.count("escape"),
+        path=path,
     )
 
 

@@ -25,7 +25,15 @@ from ._scaling import DesignScaling
 from ._start import _START_MAX_ROWS, make_start, sample_rows, start_methods
 from ._validation import float_vector
 
-__all__ = ["best_run", "em_runs", "fit_direct"]
+__all__ = [
+    "best_run",
+    "canonical_order",
+    "canonical_permutation",
+    "em_runs",
+    "finish_retvals",
+    "fit_direct",
+    "user_weights",
+]
 
 # Without a seed, fits are still reproducible: a statistician expects the same data
 # to give the same table. Pass random_state to vary the restarts.
@@ -149,6 +157,8 @@ def best_run(problem, traces, reseats=()) -> tuple[np.ndarray, dict]:
         "restarts_llf_history": [np.asarray(trace.llf_history) for trace in traces],
         "reseat_llf": np.array([trace.objective for trace in reseats]),
     }
+    if best.path is not None:
+        retvals["allvecs"] = best.path
     if isinstance(problem, BlockProblem):
         # every run's passes over the data (one map-reduce each), starts included
         retvals["data_passes"] = problem.passes
@@ -225,6 +235,7 @@ def fit_direct(
     init,
     random_state,
     optimizer_kwargs,
+    retall=False,
 ):
     """One of statsmodels' optimisers directly on the observed log-likelihood,
     using the analytic score and Hessian."""
@@ -268,6 +279,7 @@ def fit_direct(
         "callback": record,
         # the covariance is computed by the results, where it is best conditioned
         "skip_hessian": True,
+        "retall": retall,
         **optimizer_kwargs,
     }
     singular = ""
@@ -362,12 +374,51 @@ def _not_a_maximum(problem: Problem, params: np.ndarray, terms) -> str:
     return ""
 
 
-def canonical_order(problem: Problem, internal: np.ndarray) -> np.ndarray:
-    """Reorder the experts by decreasing mean gate probability (ties: by weights)."""
+def canonical_permutation(problem: Problem, internal: np.ndarray) -> np.ndarray:
+    """The order of the experts by decreasing mean gate probability (ties: by
+    weights)."""
     weights = internal.reshape(problem.k, -1)
     share = problem.gate_share(internal)
-    order = np.lexsort((*weights.T[::-1], -share))
-    return weights[order].ravel()
+    return np.lexsort((*weights.T[::-1], -share))
+
+
+def canonical_order(problem: Problem, internal: np.ndarray) -> np.ndarray:
+    """Reorder the experts by :func:`canonical_permutation`."""
+    order = canonical_permutation(problem, internal)
+    return internal.reshape(problem.k, -1)[order].ravel()
+
+
+# per-iteration records that full_output=False leaves out of mle_retvals
+_ITERATION_RECORDS = ("llf_history", "steps", "restarts_llf_history", "allvecs")
+
+
+def finish_retvals(retvals: dict, to_user, full_output: bool) -> None:
+    """``mle_retvals`` as the results show them: the path of ``retall``
+    mapped by ``to_user`` (to the user's units, the experts in their final
+    order), and without the per-iteration records unless ``full_output``."""
+    if not full_output:
+        for key in _ITERATION_RECORDS:
+            retvals.pop(key, None)
+    elif "allvecs" in retvals:
+        # statsmodels' newton starts its history with a scalar inf placeholder
+        retvals["allvecs"] = [
+            to_user(np.asarray(vector, dtype=float))
+            for vector in retvals["allvecs"]
+            if np.ndim(vector) == 1
+        ]
+
+
+def user_weights(k: int, order, scaling=None):
+    """Maps an engine parameter vector (``scaling``: in standardised units;
+    ``None``: already in the user's) to the user's, experts in ``order``."""
+
+    def to_user(vector: np.ndarray) -> np.ndarray:
+        weights = vector.reshape(k, -1)
+        if scaling is not None:
+            weights = scaling.to_user(weights)
+        return weights[order].ravel()
+
+    return to_user
 
 
 def warn_if_unsettled(

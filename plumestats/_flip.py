@@ -136,6 +136,14 @@ class FlipTrace:
     diverged: bool = False
     llf_history: list[float] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
+    # the parameters after each iteration, start included (options.retall)
+    path: list[np.ndarray] | None = None
+
+    def record(self, params: np.ndarray, value: float, kind: str) -> None:
+        self.llf_history.append(value)
+        self.steps.append(kind)
+        if self.path is not None:
+            self.path.append(params.copy())
 
     @property
     def n_em(self) -> int:
@@ -197,6 +205,8 @@ def run_flip_em(
     if not np.isfinite(value):
         raise FloatingPointError("the log-likelihood is not finite at the start values")
     trace = FlipTrace(params, value, False, "", False, llf_history=[value])
+    if options.retall:
+        trace.path = [params.copy()]
     message = f"maximum number of iterations ({options.maxiter}) reached"
     newton_phase = False
     memory: dict = {}
@@ -222,8 +232,7 @@ def run_flip_em(
                 params[free] += direction
                 state = flip_state(problem, params)
                 value = flip_objective(problem, params, state)
-                trace.llf_history.append(value)
-                trace.steps.append("newton")
+                trace.record(params, value, "newton")
                 trace.converged = True
                 message = "converged (Newton decrement below rounding)"
                 break
@@ -260,8 +269,7 @@ def run_flip_em(
         rel_change = (new_value - value) / max(1.0, abs(value))
         moves.append(problem.score_change(state.terms, new_state.terms))
         params, state, value = new_params, new_state, new_value
-        trace.llf_history.append(value)
-        trace.steps.append(kind)
+        trace.record(params, value, kind)
         if _diverging(trace.llf_history, moves):
             # once the flips explain the wrong labels, a hard polytope (weights at
             # infinity) fits the clean labels best: separation in another guise

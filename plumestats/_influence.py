@@ -10,10 +10,12 @@ parameter names (``dfb_h1:x1``, ...).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+from scipy.special import expit
 from statsmodels.stats.outliers_influence import MLEInfluence
 
-__all__ = ["PolyhedralInfluence"]
+__all__ = ["PolyhedralInfluence", "generalised_leverage"]
 
 
 class PolyhedralInfluence(MLEInfluence):
@@ -38,3 +40,22 @@ class PolyhedralInfluence(MLEInfluence):
             index=rows,
         )
         return dfbetas.join(measures)
+
+
+def generalised_leverage(model, params: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    r"""The generalised leverage of each observation,
+
+    .. math::
+
+        h_n = \frac{\partial \mu_n}{\partial \theta}' \, V \,
+              \frac{\partial s_n}{\partial y_n}
+            = \mu_n (1 - \mu_n)\, \nabla\eta_n' V \nabla\eta_n,
+
+    with :math:`\mu_n = P(y_n = 1 \mid x_n)`, :math:`\eta_n` its log-odds and
+    :math:`V` the inverse information of the fit (penalty included). This is
+    statsmodels' ``MLEInfluence.hat_matrix_diag``; with ``k=1`` and no penalty
+    it is the glm hat value :math:`w_n x_n' (X' W X)^{-1} x_n`.
+    """
+    log_odds, gradient = model._log_odds_and_jacobian(params, model.exog)
+    weight = expit(log_odds) * expit(-log_odds)
+    return weight * np.einsum("ij,ij->i", gradient @ cov, gradient)

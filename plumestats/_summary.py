@@ -6,8 +6,6 @@ import numpy as np
 from scipy import stats
 from statsmodels.iolib.summary import Summary, summary_params
 
-from .bounds import _fmt
-
 __all__ = ["build_summary", "build_summary2"]
 
 
@@ -154,7 +152,7 @@ def build_summary(
         ("LLR p-value:", [f"{results.llr_pvalue:#6.4g}"]),
         ("AIC:", [f"{results.aic:#8.5g}"]),
         ("BIC:", [f"{results.bic:#8.5g}"]),
-        ("Rademacher bnd:", ["n/a" if bound is None else _fmt(bound.log_total)]),
+        ("Rademacher bnd:", ["n/a" if bound is None else bound.short]),
         ("Inside class:", [_inside_label(results)]),
     ]
     if title is None:
@@ -216,6 +214,8 @@ def build_summary(
             f"aligned to the fit, {100 * bootstrap.switched_share:.1f}% of "
             "replicates relabelled."
         )
+    if results.cov_type != "nonrobust" and bootstrap is None:
+        notes.append(results.cov_kwds["description"])
     if results.k > 1:
         notes.append(
             "LLR p-value: the test against the intercept-only logit is non-regular "
@@ -223,10 +223,15 @@ def build_summary(
             "indicative only."
         )
     if bound is not None:
-        verdict = "vacuous (> 1)" if bound.vacuous else "non-vacuous"
+        value = (
+            f"10^{bound.log10_total:.1f}, above 1 and so vacuous (it says nothing "
+            "about the error rate)"
+            if bound.vacuous
+            else f"{bound.total:.4g}"
+        )
         notes.append(
             f"Rademacher bound on the misclassification risk at delta=0.05: "
-            f"{_fmt(bound.log_total)}, {verdict}; see results.rademacher_bound()."
+            f"{value}; see results.rademacher_bound()."
         )
     if settings["alpha"] > 0:
         notes.append(

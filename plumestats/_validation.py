@@ -12,6 +12,7 @@ import numpy as np
 __all__ = [
     "check_choice",
     "check_design",
+    "check_flag",
     "check_int",
     "check_positive_float",
     "coerce_exog",
@@ -32,6 +33,16 @@ def check_int(value, name: str, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
     return int(value)
+
+
+def check_flag(value, name: str, allow_none: bool = False):
+    """``True`` or ``False`` (numpy's booleans too; ``None`` if allowed)."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, (bool, np.bool_)):
+        allowed = "True, False or None" if allow_none else "True or False"
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    return bool(value)
 
 
 def check_positive_float(value, name: str, allow_zero: bool = False) -> float:

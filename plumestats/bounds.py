@@ -69,8 +69,25 @@ class RademacherBound:
         """True when the bound exceeds 1, i.e. says nothing about the error rate."""
         return self.log_total > 0.0
 
+    @property
+    def log10_total(self) -> float:
+        """The bound's base-10 logarithm (readable where ``total`` is ``inf``)."""
+        return self.log_total / math.log(10)
+
+    @property
+    def short(self) -> str:
+        """The bound as the summary's header shows it: its value when it says
+        something (below 1), else ``"vacuous"`` and its base-10 logarithm."""
+        if self.vacuous:
+            return f"vacuous (log10 {self.log10_total:.1f})"
+        return f"{self.total:.3g}"
+
     def __str__(self) -> str:
-        verdict = "vacuous (> 1)" if self.vacuous else "non-vacuous"
+        verdict = (
+            f"vacuous: above 1, log10 = {self.log10_total:.1f}"
+            if self.vacuous
+            else "non-vacuous"
+        )
         return (
             f"Rademacher bound (delta={self.delta:g}): {_fmt(self.log_total)} "
             f"[{verdict}]\n"

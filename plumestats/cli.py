@@ -137,6 +137,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="fit PLUME with a share of randomly flipped labels, estimated "
         "(LabelFlipPolyhedralLogit; use a small --alpha, e.g. 1e-6)",
     )
+    fit.add_argument(
+        "--cov-type",
+        choices=("nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"),
+        default="nonrobust",
+        help="covariance of the estimates: observed information (default), a "
+        "heteroscedasticity-robust sandwich (HC0-HC3, as R's sandwich::vcovHC) or "
+        "cluster-robust (with --cluster)",
+    )
+    fit.add_argument(
+        "--cluster",
+        metavar="COLUMN",
+        help="with --cov-type cluster: the column of DATA holding the cluster labels",
+    )
+    fit.add_argument(
+        "--use-t",
+        action="store_true",
+        help="t and F inference (df_resid degrees of freedom) instead of z and chi2",
+    )
     fit.add_argument("--output", metavar="FILE", help="save the results (a pickle)")
     fit.add_argument(
         "--json",
@@ -266,6 +284,24 @@ def _report_warnings(caught) -> None:
         print(f"{_PROG}: warning: {_first_line(item.message)}", file=sys.stderr)
 
 
+def _covariance_options(args: argparse.Namespace, data: pd.DataFrame, model) -> dict:
+    """``cov_type`` and, for clusters, the labels of the rows the model kept."""
+    if (args.cov_type == "cluster") != (args.cluster is not None):
+        raise CLIError(
+            "--cov-type cluster and --cluster COLUMN go together: name the column "
+            "of cluster labels, e.g. --cov-type cluster --cluster school"
+        )
+    if args.cluster is None:
+        return {"cov_type": args.cov_type}
+    if args.cluster not in data.columns:
+        close = difflib.get_close_matches(args.cluster, map(str, data.columns), n=3)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise CLIError(f"--cluster column {args.cluster!r} is not in {args.data}{hint}")
+    # the rows the formula kept (rows with missing values were dropped)
+    groups = data[args.cluster].loc[model.data.row_labels]
+    return {"cov_type": "cluster", "cov_kwds": {"groups": groups.to_numpy()}}
+
+
 # ---------------------------------------------------------------- commands
 def _fit(args: argparse.Namespace) -> None:
     from .formula.api import plume, plume_flip, spla1
@@ -285,6 +321,8 @@ def _fit(args: argparse.Namespace) -> None:
                 random_state=args.random_state,
                 alpha=args.alpha,
                 reseat=args.reseat,
+                use_t=args.use_t,
+                **_covariance_options(args, data, model),
             )
         except (ValueError, TypeError, KeyError) as exc:
             outcome = args.formula.split("~")[0].strip()

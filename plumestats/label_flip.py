@@ -45,6 +45,7 @@ from ._inference import check_alpha
 from ._likelihood import Terms, compute_terms, linear_scores
 from ._validation import (
     check_choice,
+    check_flag,
     check_identified,
     check_positive_float,
     float_vector,
@@ -225,7 +226,10 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         disp: bool = False,
         cov_type: str = "nonrobust",
         cov_kwds: dict | None = None,
+        use_t: bool | None = None,
         reseat: int = 0,
+        full_output: bool = True,
+        retall: bool = False,
         **kwargs,
     ):
         """Fit by EM (flip responsibilities, closed-form flip rate, PLUME
@@ -253,10 +257,9 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             Flip rate the EM starts from, in ``(0, 0.5)``.
         disp : bool
             Print a final message.
-        cov_type : {"nonrobust", "HC0", "cluster"}
-            As for :meth:`PolyhedralMixtureLogit.fit`.
-        cov_kwds : dict, optional
-            Options of the covariance type.
+        cov_type, cov_kwds, use_t, full_output, retall
+            As for :meth:`PolyhedralMixtureLogit.fit`; the sandwiches count
+            ``flip_logit`` among the parameters.
 
         Returns
         -------
@@ -275,6 +278,8 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             reseat=reseat,
         )
         check_identified(self, alpha)
+        use_t = check_flag(use_t, "use_t", allow_none=True)
+        full_output = check_flag(full_output, "full_output")
         flip_start = check_positive_float(flip_start, "flip_start")
         if not flip_start < 0.5:
             raise ValueError(
@@ -285,6 +290,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             maxiter=maxiter,
             tol=check_positive_float(tol, "tol"),
             em_tol=check_positive_float(em_tol, "em_tol"),
+            retall=check_flag(retall, "retall"),
         )
         reseats: list = []
         if start_params is None:
@@ -320,8 +326,9 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         # the runs from PLUME's re-seating moves come last
         restarts = runs[: len(runs) - len(reseats)]
         trace = max(runs, key=lambda run: run.objective)
-        internal = _fitting.canonical_order(problem, trace.params[:-1])
-        internal = np.append(internal, trace.params[-1])
+        order = _fitting.canonical_permutation(problem, trace.params[:-1])
+        faces = _fitting.user_weights(self.k, order)
+        internal = np.append(faces(trace.params[:-1]), trace.params[-1])
         cov, singular, max_abs_score = _covariance(
             problem, scaling, internal, trace.boundary
         )
@@ -344,6 +351,14 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             "reseat_llf": np.array([run.objective for run in runs[len(restarts) :]]),
             "information_singular": singular,
         }
+        if trace.path is not None:
+            retvals["allvecs"] = trace.path
+        user_faces = _fitting.user_weights(self.k, order, scaling)
+        _fitting.finish_retvals(
+            retvals,
+            lambda vector: np.append(user_faces(vector[:-1]), vector[-1]),
+            full_output,
+        )
         settings = {
             "optimizer": f"EM ({mstep} M-step), label flips",
             "method": "em",
@@ -366,7 +381,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         mlefit.mle_retvals = retvals
         mlefit.mle_settings = settings
         results = LabelFlipPolyhedralLogitResults(
-            self, mlefit, cov_type=cov_type, cov_kwds=cov_kwds or {}
+            self, mlefit, cov_type=cov_type, cov_kwds=cov_kwds or {}, use_t=use_t
         )
         if disp:
             status = "converged" if trace.converged else "did not converge"

@@ -12,7 +12,7 @@ from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
 from . import _dask, _fitting
 from ._blocks import BlockProblem
-from ._covariance import COV_TYPES
+from ._covariance import BLOCK_COV_TYPES, COV_TYPES
 from ._em import MSTEPS, EMOptions
 from ._formula_data import (
     check_formula_outcome,
@@ -33,6 +33,7 @@ from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
     check_design,
+    check_flag,
     check_gamma,
     check_identified,
     check_int,
@@ -352,8 +353,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                     "as a column."
                 )
             raise ValueError(
-                f"could not build the design from the formula {formula!r}: {exc}"
-                f"{hint}"
+                f"could not build the design from the formula {formula!r}: {exc}{hint}"
             ) from exc
 
     @property
@@ -558,8 +558,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         callback=None,
         cov_type: str = "nonrobust",
         cov_kwds: dict | None = None,
+        use_t: bool | None = None,
         chunksize: int | str | None = None,
         reseat: int = 0,
+        full_output: bool = True,
+        retall: bool = False,
         **kwargs,
     ):
         """Fit by EM with damped Newton M-steps, finished by Newton-Raphson on L.
@@ -636,11 +639,28 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         callback : callable, optional
             Called as ``callback(iteration, objective, step_kind)`` after each EM
             iteration (``callback(params)`` for statsmodels' optimisers).
-        cov_type : {"nonrobust", "HC0", "cluster"}
-            Covariance of the parameters: observed information, its HC0 sandwich,
-            or the cluster-robust sandwich (``cov_kwds={"groups": labels}``).
+        cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}
+            Covariance of the parameters: the inverse observed information, or
+            a sandwich of it around the outer product of the observation
+            scores ``s_n``: ``"HC0"``; ``"HC1"``, HC0 times ``n / (n - K p)``;
+            ``"HC2"`` and ``"HC3"``, each score divided by ``sqrt(1 - h_n)``
+            and by ``1 - h_n``, with ``h_n`` the generalised leverage
+            (``get_influence().hat_matrix_diag``; at ``k=1`` the glm hat
+            value), as R's ``sandwich::vcovHC`` defines them (statsmodels'
+            ``Logit`` returns HC0 for all four); or ``"cluster"``, the
+            cluster-robust sandwich. Fits by row blocks offer ``"nonrobust"``,
+            ``"HC0"`` and ``"HC1"``.
         cov_kwds : dict, optional
-            Options of the covariance type.
+            Options of ``cov_type="cluster"``, as statsmodels': ``groups``
+            (one label per observation, or two columns for two-way
+            clustering), ``use_correction`` (default True: the small-sample
+            factor ``G/(G-1) (N-1)/(N-P)``) and ``df_correction`` (default
+            True: with ``use_t``, t and F inference on ``G - 1`` degrees of
+            freedom).
+        use_t : bool, optional
+            Base inference (``pvalues``, ``conf_int``, ``t_test``, the
+            summary) on the t and F distributions, with ``df_resid`` degrees
+            of freedom, instead of the normal and chi-squared ones (default).
         chunksize : int or "auto", optional
             Take the engine's sums over blocks of this many rows (``"auto"``:
             blocks of about 32 MB), so that the memory the fit needs beyond the
@@ -656,6 +676,16 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             when asked for. For a model on Dask
             collections the blocks are its partitions and ``chunksize`` must be
             left out. See the user guide's page on large data.
+        full_output : bool, default True
+            Keep the per-iteration records in ``mle_retvals``
+            (``llf_history``, ``steps``, every restart's history). ``False``
+            drops them, as statsmodels' ``full_output=False`` drops its
+            optimiser's output; the rest of ``mle_retvals`` (convergence,
+            counts, messages), which the results read, stays.
+        retall : bool, default False
+            Keep the parameters after every iteration, start included, in
+            ``mle_retvals["allvecs"]`` (user units, experts in the final
+            order), as statsmodels' ``retall``.
         **kwargs
             Only with a statsmodels optimiser: passed on to it (e.g. ``gtol``).
 
@@ -682,6 +712,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         )
         check_identified(self, alpha)
         chunksize = self._check_chunksize(chunksize, method, cov_type)
+        use_t = check_flag(use_t, "use_t", allow_none=True)
+        retall = check_flag(retall, "retall")
+        full_output = check_flag(full_output, "full_output")
         if method == "em":
             if kwargs:
                 raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
@@ -691,6 +724,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 em_tol=check_positive_float(em_tol, "em_tol"),
                 newton_finish=bool(newton_finish),
                 callback=_fitting.printer(callback) if disp else callback,
+                retall=retall,
             )
             problem, scaling, runs, reseats = _fitting.em_runs(
                 self,
@@ -723,6 +757,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 init=init,
                 random_state=random_state,
                 optimizer_kwargs=kwargs,
+                retall=retall,
             )
             optimizer, n_runs = f"statsmodels {method}", 1
         return self._make_results(
@@ -747,7 +782,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             },
             cov_type=cov_type,
             cov_kwds=cov_kwds or {},
+            use_t=use_t,
             disp=disp,
+            full_output=full_output,
         )
 
     def _check_chunksize(self, chunksize, method, cov_type):
@@ -758,10 +795,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 f"method={method!r} needs the whole design in memory; fits by row "
                 "blocks (chunksize, Dask input) use method='em'"
             )
-        if blocked and cov_type == "cluster":
+        if blocked and cov_type not in BLOCK_COV_TYPES:
             raise ValueError(
-                "cov_type='cluster' is not available for fits by row blocks "
-                "(chunksize, Dask input); use 'nonrobust' or 'HC0'"
+                f"cov_type={cov_type!r} needs every observation's score or "
+                "leverage, which fits by row blocks (chunksize, Dask input) do "
+                f"not keep; use one of {list(BLOCK_COV_TYPES)}, or fit in memory"
             )
         if chunksize is None:
             return None
@@ -797,11 +835,27 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         return results
 
     def _make_results(
-        self, problem, scaling, internal, retvals, settings, cov_type, cov_kwds, disp
+        self,
+        problem,
+        scaling,
+        internal,
+        retvals,
+        settings,
+        cov_type,
+        cov_kwds,
+        disp,
+        use_t=None,
+        full_output=True,
     ):
         from .results import PolyhedralMixtureLogitResults, make_results
 
-        internal = _fitting.canonical_order(problem, internal)
+        order = _fitting.canonical_permutation(problem, internal)
+        internal = internal.reshape(self.k, -1)[order].ravel()
+        # statsmodels' optimisers record the path in the user's units already
+        engine_units = scaling if settings["method"] == "em" else None
+        _fitting.finish_retvals(
+            retvals, _fitting.user_weights(self.k, order, engine_units), full_output
+        )
         terms = problem.terms(internal)
         data_sums = None
         if isinstance(problem, BlockProblem):
@@ -810,7 +864,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             data_sums = problem.data_sums(
                 terms,
                 scaling,
-                meat=cov_type == "HC0",
+                meat=cov_type in BLOCK_COV_TYPES[1:],
                 gram=self.k > 1 and settings["alpha"] == 0.0,
             )
         neg_hess_internal = problem.neg_hessian(terms)
@@ -848,5 +902,6 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             settings=settings,
             cov_type=cov_type,
             cov_kwds=cov_kwds,
+            use_t=use_t,
             data_sums=data_sums,
         )

@@ -18,6 +18,7 @@ from statsmodels.base.model import (
 from ._blocks import InMemoryBlocks
 from ._compat import cache_readonly
 from ._covariance import (
+    SandwichData,
     compute_covariance,
     invert_information,
     warn_singular_information,
@@ -45,6 +46,7 @@ def make_results(
     settings,
     cov_type,
     cov_kwds,
+    use_t=None,
     data_sums=None,
 ):
     """Build the wrapped results from a fitted parameter vector.
@@ -91,6 +93,7 @@ def make_results(
         mlefit,
         cov_type=cov_type,
         cov_kwds=cov_kwds,
+        use_t=use_t,
         data_sums=data_sums,
         scaling=scaling,
     )
@@ -120,6 +123,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         mlefit,
         cov_type="nonrobust",
         cov_kwds=None,
+        use_t=None,
         *,
         data_sums=None,
         scaling=None,
@@ -141,6 +145,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             "resid_pearson",
             "resid_dev",
             "score_obsv",  # statsmodels' (nobs, K p) scores, cached on first use
+            "_leverage",
         ]
         self.k = model.k
         self.gamma = model.gamma
@@ -149,7 +154,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         self.chunksize = getattr(mlefit, "mle_settings", {}).get("chunksize")
         # a fit by blocks keeps the standardisation its blocks were taken in
         self._block_scaling = scaling if data_sums is not None else None
-        self._set_covariance(cov_type, dict(cov_kwds or {}), data_sums)
+        self._set_covariance(cov_type, dict(cov_kwds or {}), data_sums, use_t)
         # What the summary and the bound need from the data is computed now and
         # kept as plain attributes: remove_data() clears every cached value.
         if data_sums is None:
@@ -163,21 +168,40 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             model.endog.size * (xlogy(share, share) + xlogy(1 - share, 1 - share))
         )
 
-    def _set_covariance(self, cov_type, cov_kwds, data_sums=None):
+    def _set_covariance(self, cov_type, cov_kwds, data_sums=None, use_t=None):
         if cov_type == "nonrobust":
-            scores = None
+            data = None
         elif data_sums is not None and data_sums.meat is not None:
-            scores = _root_of(data_sums.meat)
+            data = SandwichData(_root_of(data_sums.meat), self.model.nobs)
         else:
-            scores = self.model.score_obs(self.params)
-        cov, description = compute_covariance(
-            cov_type, self.normalized_cov_params, scores, cov_kwds
+            data = SandwichData(
+                self.model.score_obs(self.params),
+                self.model.nobs,
+                leverage=lambda: self._leverage,
+            )
+        covariance = compute_covariance(
+            cov_type, self.normalized_cov_params, data, cov_kwds
         )
         if cov_type != "nonrobust":
-            self.cov_params_default = cov
+            self.cov_params_default = covariance.cov
         self.cov_type = cov_type
-        self.cov_kwds = {**cov_kwds, "description": description}
-        self.use_t = False
+        self.cov_kwds = {
+            **cov_kwds,
+            **covariance.options,
+            "description": covariance.description,
+        }
+        self.use_t = bool(use_t)
+        if covariance.df_resid_inference is not None:
+            # as statsmodels' cluster option df_correction: t and F on G - 1
+            self.df_resid_inference = covariance.df_resid_inference
+
+    @cache_readonly
+    def _leverage(self) -> np.ndarray:
+        from ._influence import generalised_leverage
+
+        return generalised_leverage(
+            self.model, np.asarray(self.params, dtype=float), self.normalized_cov_params
+        )
 
     # -------------------------------------------------------- fit statistics
     @property
@@ -193,6 +217,11 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
     @property
     def llf_history(self) -> np.ndarray:
         """Log-likelihood after each iteration of the best run, start included."""
+        if "llf_history" not in self.mle_retvals:
+            raise ValueError(
+                "this fit kept no iteration history (fit(full_output=False)); "
+                "refit with full_output=True"
+            )
         return self.mle_retvals["llf_history"]
 
     @property
@@ -459,7 +488,9 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         from ._influence import PolyhedralInfluence
 
         self._sample_design()
-        return PolyhedralInfluence(self)
+        # the leverage of the fit's own information (penalty included), which
+        # cov_type="HC2"/"HC3" use too
+        return PolyhedralInfluence(self, hat_matrix_diag=self._leverage)
 
     def get_distribution(self, exog=None, transform: bool = True):
         """The predicted distribution of the outcome: a frozen

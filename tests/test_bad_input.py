@@ -712,7 +712,7 @@ def test_bad_tol_names_the_argument(tol):
     [
         ("mstep", "simplex", "'newton', 'gradient', 'bfgs'"),
         ("init", "pca", "'kmeans', 'directions', 'logit', 'random', 'mixed'"),
-        ("cov_type", "HC3", "'nonrobust', 'HC0', 'cluster'"),
+        ("cov_type", "HC4", "'nonrobust', 'HC0', 'HC1', 'HC2'"),
         ("method", "lm", "'em', 'newton'"),
     ],
 )

@@ -166,7 +166,7 @@ def test_auto_chunksize_is_about_32_megabytes():
         ({"chunksize": 100, "method": "bfgs"}, "use method='em'"),
         (
             {"chunksize": 100, "cov_type": "cluster", "cov_kwds": {"groups": [0]}},
-            "cov_type='cluster' is not available",
+            "cov_type='cluster' needs every observation",
         ),
     ],
 )

@@ -100,6 +100,35 @@ def test_fit_options_reach_the_model(pima, pima_csv):
     np.testing.assert_allclose(payload["llf"], expected.llf, rtol=1e-8)
 
 
+@pytest.mark.parametrize("cov_type", ["HC3", "cluster"])
+def test_covariance_options_reach_the_fit(pima, pima_csv, cov_type, capsys):
+    options = ["--k", "1", "--cov-type", cov_type, "--use-t", "--json"]
+    kwds = {}
+    if cov_type == "cluster":
+        options += ["--cluster", "pregnancies"]
+        kwds = {"cov_kwds": {"groups": pima["pregnancies"]}}
+    assert main(["fit", str(pima_csv), FORMULA, *options]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    expected = plume(FORMULA, pima, k=1).fit(cov_type=cov_type, use_t=True, **kwds)
+    np.testing.assert_allclose(list(payload["bse"].values()), expected.bse, rtol=1e-10)
+
+
+def test_cluster_labels_follow_the_rows_the_formula_keeps(pima, tmp_path, capsys):
+    data = pima.copy()
+    data.loc[[3, 10, 200], "bmi"] = np.nan  # rows the formula drops
+    path = tmp_path / "holes.csv"
+    data.to_csv(path, index=False)
+    args = ["fit", str(path), FORMULA, "--k", "1", "--json"]
+    assert main([*args, "--cov-type", "cluster", "--cluster", "age"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    kept = data.dropna(subset=["bmi"])
+    expected = plume(FORMULA, kept, k=1).fit(
+        cov_type="cluster", cov_kwds={"groups": kept["age"]}
+    )
+    assert payload["nobs"] == len(kept)
+    np.testing.assert_allclose(list(payload["bse"].values()), expected.bse, rtol=1e-10)
+
+
 def test_label_flips_fit_and_predict(pima, tmp_path, capsys):
     # in-process: the option's plumbing, against the same fit made directly
     csv, model = tmp_path / "pima.csv", tmp_path / "flips.pickle"
@@ -211,6 +240,18 @@ def _bad_cases(tmp):
             "formula 'glucose \\+ bmi' has no outcome",
         ),
         "bad k": (["fit", "{pima}", FORMULA, "--k", "0"], "k must be an integer"),
+        "cluster without column": (
+            ["fit", "{pima}", FORMULA, "--cov-type", "cluster"],
+            "--cov-type cluster and --cluster COLUMN go together",
+        ),
+        "column without cluster": (
+            ["fit", "{pima}", FORMULA, "--cluster", "age"],
+            "--cov-type cluster and --cluster COLUMN go together",
+        ),
+        "unknown cluster column": (
+            ["fit", "{pima}", FORMULA, "--cov-type", "cluster", "--cluster", "ag"],
+            "--cluster column 'ag' is not in .*pima.csv; did you mean 'age'",
+        ),
         "pickle of something else": (
             ["predict", tmp / "dict.pickle", "{pima}"],
             "dict.pickle is not a plumestats result .*holds a dict",
@@ -234,6 +275,9 @@ BAD_CASES = [
     "empty formula",
     "formula without ~",
     "bad k",
+    "cluster without column",
+    "column without cluster",
+    "unknown cluster column",
     "pickle of something else",
     "not a pickle",
     "missing model",

@@ -142,6 +142,32 @@ def test_rademacher_bound_small_case_by_hand():
     assert "Rademacher bound" in str(bound)
 
 
+def test_summary_shows_the_bound_as_a_reader_can_use_it(fitted):
+    _, res = fitted
+    bound = res.rademacher_bound(0.05)
+    header = str(res.summary().tables[0])
+    # vacuous: its log10, never a bare 1e+518-style number
+    assert f"vacuous (log10 {bound.log10_total:.1f})" in header
+    assert bound.log10_total == pytest.approx(bound.log_total / math.log(10))
+    assert "e+" not in header.split("Rademacher bnd:")[1].split("\n")[0]
+    note = str(res.summary()).split("Rademacher bound on")[1]
+    assert f"10^{bound.log10_total:.1f}, above 1 and so vacuous" in note
+
+
+def test_a_bound_below_one_is_shown_as_its_value():
+    # tiny weights, unit radius and 1e8 rows: a bound that says something
+    bound = ps.rademacher_bound(
+        np.array([[1e-3, 1e-3]]),
+        None,
+        mean_nll=0.3,
+        gamma=1.0,
+        radius=1.0,
+        nobs=10**8,
+    )
+    assert not bound.vacuous and bound.total < 1
+    assert bound.short == f"{bound.total:.3g}"
+
+
 def test_predict_applies_the_formula_to_new_data(fitted):
     data, res = fitted
     new = data.iloc[:7].drop(columns="y")
@@ -256,7 +282,7 @@ def test_bad_arguments_name_the_argument():
     with pytest.raises(ValueError, match="mstep must be one of"):
         model.fit(mstep="simplex")
     with pytest.raises(ValueError, match="cov_type must be one of"):
-        model.fit(cov_type="HC3")
+        model.fit(cov_type="HC4")
     with pytest.raises(TypeError, match="unexpected arguments"):
         model.fit(maxfun=3)
     with pytest.raises(ValueError, match="start_params must have 6 values"):
