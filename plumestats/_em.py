@@ -100,6 +100,8 @@ class EMTrace:
     n_newton: int = 0
     # the parameters after each iteration, start included (options.retall)
     path: list[np.ndarray] | None = None
+    # stopped by separation: diverging weights, or a direction to infinity
+    separated: bool = False
 
     @property
     def n_iter(self) -> int:
@@ -404,6 +406,7 @@ def run_em(
     steps: list[str] = []
     newton_phase = False
     converged = False
+    separated = False
     message = f"maximum number of iterations ({options.maxiter}) reached"
 
     path = [params.copy()] if options.retall else None
@@ -501,6 +504,7 @@ def run_em(
             converged, message = True, "converged (Newton step below tol)"
             break
         if _diverging(history, moves):
+            separated = True
             message = (
                 "diverging: the weights grow without bound while L barely rises "
                 "(separation; the maximum is at infinity)"
@@ -524,7 +528,7 @@ def run_em(
         # The gradient and the curvature along a direction to infinity vanish
         # together (both like exp(-margin)), so every test above can pass at a
         # separated fit whose weights are only "large": it is no maximum.
-        converged = False
+        converged, separated = False, True
         message = (
             "separation: the likelihood keeps rising, ever more slowly, along a "
             "direction that only moves perfectly fitted observations (the maximum "
@@ -542,6 +546,7 @@ def run_em(
         n_em=steps.count("em"),
         n_newton=steps.count("newton") + steps.count("escape"),
         path=path,
+        separated=separated,
     )
 
 

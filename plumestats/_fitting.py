@@ -159,6 +159,8 @@ def best_run(problem, traces, reseats=()) -> tuple[np.ndarray, dict]:
     }
     if best.path is not None:
         retvals["allvecs"] = best.path
+    # the engine's own verdict; the results add the perfectly fitted rows' test
+    retvals["separation"] = best.separated
     if isinstance(problem, BlockProblem):
         # every run's passes over the data (one map-reduce each), starts included
         retvals["data_passes"] = problem.passes
@@ -335,6 +337,7 @@ def fit_direct(
         ),
         "restarts_llf": np.array([final_llf]),
         "restarts_converged": np.array([converged]),
+        "separation": separated,
     }
     if short or singular:
         # not a matter of more iterations: the default advice would mislead
@@ -426,24 +429,23 @@ def warn_if_unsettled(
 ) -> bool:
     """Convergence and separation warnings; returns whether separation was seen.
 
-    ``n_perfect`` (rows fitted with probability above ``1 - 1e-8``) comes
-    from the row blocks' sums for a fit by blocks; otherwise it is counted on
-    the whole sample here.
+    Separation has one warning class on every path, statsmodels'
+    ``PerfectSeparationWarning``: when the engine stopped on it
+    (``retvals["separation"]``: diverging weights, or a direction to infinity)
+    or when, without a penalty, rows are fitted perfectly at a fit that did not
+    reach a regular maximum. ``n_perfect`` (rows fitted with probability above
+    ``1 - 1e-8``) comes from the row blocks' sums for a fit by blocks;
+    otherwise it is counted on the whole sample here.
     """
-    # An observation fitted with probability above 1 - 1e-8 for its own class, at
-    # a fit that did not reach a regular maximum (the engine tells a separated fit
-    # from one by the curvature along its flat directions), is the signature of
-    # (quasi-)separation.
     if n_perfect is None:
         n_perfect = int(np.sum(model.loglikeobs(params) > PERFECT_LOGPROB))
-    separated = alpha == 0 and n_perfect > 0 and not (retvals["converged"] and cov_ok)
+    regular = retvals["converged"] and cov_ok
+    separated = bool(retvals.get("separation")) or (
+        alpha == 0 and n_perfect > 0 and not regular
+    )
     if separated:
         warnings.warn(
-            f"Perfect or quasi-perfect separation: {n_perfect} of {model.nobs} "
-            "observations are fitted with probability > 1 - 1e-8 and the fit did "
-            "not reach a regular maximum. The likelihood has no finite maximum, so "
-            "the parameters are not identified and their standard errors mean "
-            "nothing. Use an L2 penalty, e.g. fit(alpha=1e-3), or a smaller k.",
+            _separation_message(model.nobs, n_perfect, alpha),
             PerfectSeparationWarning,
             stacklevel=5,
         )
@@ -461,6 +463,26 @@ def warn_if_unsettled(
             stacklevel=5,
         )
     return separated
+
+
+def _separation_message(nobs: int, n_perfect: int, alpha: float) -> str:
+    if n_perfect:
+        seen = (
+            f"{n_perfect} of {nobs} observations are fitted with probability "
+            "> 1 - 1e-8 and the fit did not reach a regular maximum"
+        )
+    else:
+        seen = "the weights grow without bound while the likelihood barely rises"
+    remedy = (
+        "Use an L2 penalty, e.g. fit(alpha=1e-3), or a smaller k."
+        if alpha == 0
+        else f"Use a larger L2 penalty than alpha={alpha:g}, or a smaller k."
+    )
+    return (
+        f"Perfect or quasi-perfect separation: {seen}. The likelihood has no "
+        "finite maximum, so the parameters are not identified and their "
+        f"standard errors mean nothing. {remedy}"
+    )
 
 
 def printer(user_callback):

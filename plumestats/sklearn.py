@@ -39,14 +39,35 @@ from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
 
-__all__ = ["PolyhedralClassifier"]
+__all__ = [
+    "PolyhedralClassifier",
+    "SeparationConvergenceWarning",
+    "UnconvergedFitWarning",
+]
+
+
+class SeparationConvergenceWarning(PerfectSeparationWarning, SklearnConvergenceWarning):
+    """Separation, as the estimator reports it: statsmodels'
+    ``PerfectSeparationWarning`` and scikit-learn's ``ConvergenceWarning`` at
+    once, so that a filter on either catches it."""
+
+
+class UnconvergedFitWarning(ConvergenceWarning, SklearnConvergenceWarning):
+    """A fit that did not converge, as the estimator reports it: statsmodels'
+    and scikit-learn's ``ConvergenceWarning`` at once."""
+
 
 # Warnings about standard errors and identification of the hyperplanes: they
 # matter to inference on `results_`, not to the classifier's predictions.
 _INFERENCE_ONLY = (HessianInversionWarning, CollinearityWarning)
-# Warnings that say the fit may not be the maximum: re-raised in scikit-learn's
-# own category, the one scikit-learn users (and its model selection) filter.
-_UNSETTLED = (ConvergenceWarning, PerfectSeparationWarning)
+# Warnings that say the fit may not be the maximum, and the class each is
+# re-issued in: the engine's statsmodels class and scikit-learn's, which
+# scikit-learn users (and its model selection) filter. Separation first: it is
+# also a statsmodels ConvergenceWarning's sibling, not a subclass.
+_UNSETTLED = (
+    (PerfectSeparationWarning, SeparationConvergenceWarning),
+    (ConvergenceWarning, UnconvergedFitWarning),
+)
 
 
 class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
@@ -122,16 +143,23 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         Estimated share of randomly flipped labels (0 unless ``label_flips``).
     converged_ : bool
         Whether the best run converged.
+    separated_ : bool
+        Whether the fit stopped on separation (no finite maximum).
     n_iter_ : int
         Iterations of the best run.
 
     Notes
     -----
-    **Warnings.** When the fit does not reach a regular maximum (no convergence,
-    or separable data with no finite maximum) the engine's statsmodels warning
-    is re-issued as ``sklearn.exceptions.ConvergenceWarning``, the category
-    scikit-learn users and tools already filter, with the engine's message and
-    advice; ``converged_`` records it too. Warnings that concern only standard
+    **Warnings.** When the fit does not reach a regular maximum the engine's
+    warning is re-issued, with its message and advice, in a class that is both
+    the engine's statsmodels class and ``sklearn.exceptions.ConvergenceWarning``,
+    so that filters written for either library catch it: separable data (no
+    finite maximum) give :class:`SeparationConvergenceWarning` (a
+    ``PerfectSeparationWarning``), and ``separated_`` is True; any other stop
+    short of a maximum gives :class:`UnconvergedFitWarning` (statsmodels'
+    ``ConvergenceWarning``). ``converged_`` is False in both cases. A penalty
+    (``alpha > 0``) gives a finite maximum on separable data, as
+    ``LogisticRegression``'s default one does. Warnings that concern only standard
     errors (``HessianInversionWarning``, ``CollinearityWarning``) are not shown:
     predictions do not depend on them, and they remain on ``results_``'s
     statsmodels side for whoever does inference (refit the model there to see
@@ -276,6 +304,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         self.coef_ = weights[:, 1:].copy()
         self.results_ = results
         self.converged_ = bool(results.converged)
+        self.separated_ = bool(results.mle_retvals.get("separation", False))
         self.n_iter_ = int(results.n_iter)
         return self
 
@@ -380,13 +409,17 @@ def _reissued_fit_warnings():
     for warning in caught:
         if issubclass(warning.category, _INFERENCE_ONLY):
             continue
-        if issubclass(warning.category, _UNSETTLED):
+        category = next(
+            (
+                both
+                for engine, both in _UNSETTLED
+                if issubclass(warning.category, engine)
+            ),
+            None,
+        )
+        if category is not None:
             # frames: this generator, contextlib's __exit__, fit, fit's caller
-            warnings.warn(
-                f"{warning.category.__name__}: {warning.message}",
-                SklearnConvergenceWarning,
-                stacklevel=4,
-            )
+            warnings.warn(str(warning.message), category, stacklevel=4)
         else:
             warnings.warn_explicit(
                 warning.message, warning.category, warning.filename, warning.lineno

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 from numpy.testing import assert_allclose, assert_array_equal
+from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
 # plumestats.sklearn needs validate_data and __sklearn_tags__ (scikit-learn 1.6)
 pytest.importorskip("sklearn", minversion="1.6")
@@ -198,12 +199,27 @@ def test_engine_warnings_reach_users():
     # two points per class that one hyperplane separates: no finite maximum
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     y = np.array([0, 0, 1, 1])
-    with pytest.warns(SklearnConvergenceWarning, match="PerfectSeparationWarning"):
+    with pytest.warns(SklearnConvergenceWarning, match="separation") as caught:
         clf = PolyhedralClassifier(k=1).fit(X, y)
-    assert not clf.converged_
+    # one warning, in a class that filters of either library catch
+    (warning,) = [w for w in caught if issubclass(w.category, Warning)]
+    assert issubclass(warning.category, PerfectSeparationWarning)
+    assert issubclass(warning.category, SklearnConvergenceWarning)
+    assert warning.filename == __file__  # points at the caller's line
+    assert not clf.converged_ and clf.separated_
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a penalty gives a regular maximum
         assert PolyhedralClassifier(k=1, alpha=1e-2).fit(X, y).converged_
+
+
+def test_non_convergence_is_both_libraries_convergence_warning(polygon):
+    X, y = polygon
+    with pytest.warns(SklearnConvergenceWarning, match="did not converge") as caught:
+        clf = PolyhedralClassifier(k=3, max_iter=2).fit(X, y)
+    (warning,) = caught
+    assert issubclass(warning.category, ConvergenceWarning)
+    assert not issubclass(warning.category, PerfectSeparationWarning)
+    assert not clf.converged_ and not clf.separated_
 
 
 def test_rank_deficient_features_do_not_warn(polygon):

@@ -1,0 +1,77 @@
+"""Separation has one warning class on every path: statsmodels'
+``PerfectSeparationWarning``, flagged in ``mle_retvals["separation"]``.
+
+Before, a fit that EM stopped as diverging, with no row yet fitted with
+probability above 1 - 1e-8, was reported as a plain ``ConvergenceWarning``
+("diverging (separation; ...)"), and the same data by another path as
+``PerfectSeparationWarning``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import pytest
+from statsmodels.tools.sm_exceptions import (
+    ConvergenceWarning,
+    PerfectSeparationWarning,
+)
+
+import plumestats.api as ps
+
+HEART = (
+    "disease ~ age + C(sex) + C(chest_pain_type) + max_heart_rate + oldpeak + C(thal)"
+)
+
+
+def _fit_warnings(model, **options):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = model.fit(**options)
+    return res, [w.category for w in caught]
+
+
+@pytest.fixture(scope="module")
+def heart(data_dir):
+    return pd.read_csv(data_dir / "heart.csv")
+
+
+@pytest.mark.parametrize("source", [{}, {"chunksize": 64}], ids=["memory", "blocks"])
+def test_diverging_fit_without_perfect_rows_is_separation(heart, source):
+    # K = 2 on heart: a face walls off a pure corner; EM stops as diverging
+    # while no row is fitted beyond 1 - 1e-8 yet (the old ConvergenceWarning)
+    res, categories = _fit_warnings(ps.plume(HEART, heart, k=2), **source)
+    assert res.mle_retvals["message"].startswith("diverging")
+    assert categories == [PerfectSeparationWarning]
+    assert res.mle_retvals["separation"] and not res.converged
+    assert "Perfect or quasi-perfect separation" in str(res.summary())
+    assert "separation" in res.diagnostics.flags
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"chunksize": 64}, {"method": "bfgs"}, {"method": "newton"}],
+    ids=["em", "blocks", "bfgs", "newton"],
+)
+def test_separable_polyhedron_on_every_path(options):
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.0, random_state=1)
+    res, categories = _fit_warnings(ps.plume("y ~ x1 + x2", data, k=2), **options)
+    assert categories == [PerfectSeparationWarning]
+    assert res.mle_retvals["separation"] is True
+    assert not any(issubclass(c, ConvergenceWarning) for c in categories)
+
+
+def test_a_penalised_fit_that_still_diverges_asks_for_a_larger_penalty(heart):
+    # alpha = 1e-12 is too weak to stop the corner face; 1e-10 converges
+    res, categories = _fit_warnings(ps.plume(HEART, heart, k=2), alpha=1e-12)
+    assert categories == [PerfectSeparationWarning]
+    with pytest.warns(PerfectSeparationWarning, match="larger L2 penalty than"):
+        ps.plume(HEART, heart, k=2).fit(alpha=1e-12)
+    res, categories = _fit_warnings(ps.plume(HEART, heart, k=2), alpha=1e-10)
+    assert categories == [] and res.converged
+
+
+# The label-flip model's own separation (a noisy hard polytope without a
+# penalty) is tested in test_label_flip.py: PerfectSeparationWarning and
+# mle_retvals["separation"], as here.
