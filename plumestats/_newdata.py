@@ -22,6 +22,8 @@ patsy's own is ``'DataFrame' object has no attribute 'dtype'``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 from patsy import PatsyError
@@ -112,14 +114,39 @@ def _formula_frame(model, exog):
             exog = exog.to_frame()
         else:
             exog = exog.to_frame().T.infer_objects()
-    if not isinstance(exog, pd.DataFrame):
-        return exog  # a dict of columns: patsy's own business
+    if isinstance(exog, Mapping):
+        # a dict of columns, as a frame: patsy would evaluate I(x + 1) on lists
+        try:
+            exog = pd.DataFrame(exog)
+        except ValueError:  # scalars: one row
+            exog = pd.DataFrame(exog, index=[0])
+    elif not isinstance(exog, pd.DataFrame):
+        raise TypeError(
+            "this model was fitted from a formula, which is applied to the new "
+            f"data: pass a DataFrame (or a dict of columns) with the columns "
+            f"{_listed(formula_inputs(model))} (got {type(exog).__name__}). For "
+            "rows of the design itself (the columns "
+            f"{_listed(model.exog_names)}), use predict(exog, transform=False)"
+        )
     if len(exog) == 0:
         # no rows, no values to type the columns (a CSV header alone reads as
         # text): no predictions, not patsy's error about text
         numeric = {c: float for c in text_in_numeric_columns(model, exog)}
         exog = exog.astype(numeric)
     return numpy_backed(exog, formula_columns(model.formula, exog.columns))
+
+
+def formula_inputs(model) -> list[str]:
+    """The columns of the data that the formula's right-hand side reads (the
+    factors' own text where the data are not at hand)."""
+    spec = getattr(model.data, "design_info", None) or getattr(
+        model.data, "model_spec", None
+    )
+    codes = [factor.name() for factor in getattr(spec, "factor_infos", {})]
+    frame = getattr(model.data, "frame", None)
+    if frame is None:
+        return codes
+    return formula_columns(" ".join(codes), frame.columns) or codes
 
 
 def text_in_numeric_columns(model, frame, whole_factor: bool = False) -> dict:

@@ -328,8 +328,9 @@ def plot_convergence(results, ax=None):
 
 
 # ----------------------------------------------------------------- choice of K
-def plot_select_k(table, criteria: Sequence[str] | None = None, ax=None):
-    """Model-choice criteria against K, one line per gamma.
+def plot_select_k(table, criteria: Sequence[str] | None = None, ax=None, chosen=None):
+    """Model-choice criteria against K, one line per gamma, the chosen
+    candidate marked.
 
     Parameters
     ----------
@@ -345,13 +346,22 @@ def plot_select_k(table, criteria: Sequence[str] | None = None, ax=None):
         they hold values.
     ax : matplotlib Axes or sequence of Axes, optional
         One Axes per criterion; a new figure otherwise.
+    chosen : tuple, optional
+        ``(k, gamma)`` to mark with a star on every panel (gamma NaN for
+        K = 1); by default the candidate ``select_k`` chose, when ``table``
+        is what it returns.
 
     Returns
     -------
     matplotlib.figure.Figure
-        Fits that did not converge are drawn with hollow markers.
+        Fits that did not converge are drawn with hollow markers; the chosen
+        candidate is a star, named in the legend with the criterion that chose
+        it.
     """
+    criterion_used = None
     if isinstance(table, SelectKResults):
+        chosen = table.chosen if chosen is None else chosen
+        criterion_used = table.criterion
         table = table.table
     if not isinstance(table, pd.DataFrame):
         raise TypeError(
@@ -416,8 +426,34 @@ def plot_select_k(table, criteria: Sequence[str] | None = None, ax=None):
                 zorder=4,
                 s=36,
             )
+        if chosen is not None:
+            _mark_chosen(panel, table, criterion, chosen, criterion_used)
         panel.set_xlabel("K (hyperplanes)")
         panel.set_ylabel(criterion)
         panel.set_xticks(sorted(table["k"].unique()))
     axes[0].legend(fontsize=7)
     return fig
+
+
+def _mark_chosen(panel, table, criterion, chosen, criterion_used) -> None:
+    """A star on the chosen candidate's point of this panel."""
+    k, gamma = chosen
+    same_gamma = (
+        table["gamma"].isna() if not np.isfinite(gamma) else table["gamma"] == gamma
+    )
+    row = table[(table["k"] == k) & same_gamma]
+    if row.empty:
+        raise ValueError(f"chosen={chosen} is not a candidate of the table")
+    by = f" by {criterion_used}" if criterion_used else ""
+    gate = "" if not np.isfinite(gamma) else f", gamma = {gamma:g}"
+    panel.scatter(
+        [k],
+        [row[criterion].iloc[0]],
+        marker="*",
+        s=260,
+        facecolors="gold",
+        edgecolors="black",
+        linewidths=0.8,
+        zorder=6,
+        label=f"chosen{by}: K = {k}{gate}",
+    )

@@ -169,6 +169,40 @@ def test_select_k_takes_what_select_k_returns(tmp_path):
         )
 
 
+def _stars(ax):
+    """The offsets of the star markers (the chosen candidate) on a panel."""
+    return [
+        collection.get_offsets().tolist()
+        for collection in ax.collections
+        if collection.get_label().startswith("chosen")
+    ]
+
+
+def test_select_k_marks_the_chosen_candidate(tmp_path):
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
+    selection = ps.select_k("y ~ x1 + x2", data, ks=(1, 2, 3), gammas=(1.0, 2.0))
+    k, gamma = selection.chosen
+    fig = plot_select_k(selection)
+    fig.savefig(tmp_path / "chosen.png")
+    _check_png(tmp_path / "chosen.png", fig)
+    row = selection.table[
+        (selection.table["k"] == k) & (selection.table["gamma"] == gamma)
+    ]
+    for ax, criterion in zip(fig.axes, ("aic", "bic"), strict=True):
+        # one star per panel, at the chosen candidate's value
+        assert _stars(ax) == [[[k, row[criterion].iloc[0]]]]
+    legend = [text.get_text() for text in fig.axes[0].get_legend().get_texts()]
+    assert f"chosen by bic: K = {k}, gamma = {gamma:g}" in legend
+
+
+def test_select_k_marks_a_chosen_k1_on_a_plain_table():
+    fig = plot_select_k(_select_k_table(False), chosen=(1, np.nan))
+    assert _stars(fig.axes[1]) == [[[1.0, 610.0]]]
+    assert not _stars(plot_select_k(_select_k_table(False)).axes[0])
+    with pytest.raises(ValueError, match="is not a candidate"):
+        plot_select_k(_select_k_table(False), chosen=(5, 1.0))
+
+
 def test_select_k_rejects_other_tables():
     with pytest.raises(TypeError, match=r"what select_k returns \(or its .table"):
         plot_select_k([1, 2])

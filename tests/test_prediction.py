@@ -269,3 +269,23 @@ def test_influence_one_step_tracks_leaving_the_point_out():
         exact = params - np.asarray(model.fit(start_params=params).params)
         error = np.linalg.norm(influence.d_params[row] - exact)
         assert error < 0.2 * np.linalg.norm(exact)
+
+
+@pytest.mark.parametrize(
+    "new", [np.zeros((3, 2)), [[0.1, 0.2]], np.zeros(2)], ids=["2d", "list", "1d"]
+)
+def test_formula_model_asks_for_a_frame_and_names_its_columns(new):
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
+    data["g"] = np.arange(300) % 3
+    res = ps.plume("y ~ np.log(x1 + 10) + x2 + C(g)", data, k=2).fit()
+    pattern = r"pass a DataFrame .* with the columns 'x1', 'x2', 'g'"
+    for call in (res.predict, res.get_prediction, res.decision_function):
+        with pytest.raises(TypeError, match=pattern):
+            call(new)
+    # the way out the message gives: design rows without the formula
+    rows = np.asarray(res.model.exog[:2])
+    np.testing.assert_allclose(res.predict(rows, transform=False), res.predict()[:2])
+    # a dict of columns is a frame
+    new_rows = data.head(3)
+    as_dict = {name: new_rows[name].tolist() for name in ("x1", "x2", "g")}
+    np.testing.assert_allclose(res.predict(as_dict), res.predict(new_rows))
