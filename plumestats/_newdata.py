@@ -36,9 +36,12 @@ __all__ = ["align_columns", "new_design", "text_in_numeric_columns"]
 def align_columns(model, exog):
     """``exog`` with its columns in the model's order when both are named.
 
-    A model fitted on a DataFrame matches a new DataFrame (or a row given as a
-    Series with named entries) by column name; anything else, and a frame whose
-    columns are pandas' default ``0, 1, ...``, stays positional.
+    A model fitted on a DataFrame matches a new DataFrame (pandas or Dask), or
+    a row given as a Series with named entries, by column name, whatever the
+    labels' type: integer labels are names too (a model fitted on columns
+    ``[2, 1, 0]`` predicts a frame with columns ``[0, 1, 2]`` by name). A label
+    that matches none of the model's names exactly may match by its text
+    (``"0"`` for ``0``, as a CSV header reads it). Arrays stay positional.
     """
     if not getattr(model, "_exog_named", False):
         return exog
@@ -48,14 +51,33 @@ def align_columns(model, exog):
             return exog  # one value per row, or an unnamed row
         # a named row: a one-row frame of the right dtypes
         exog = exog.to_frame().T.infer_objects()
-    if not isinstance(exog, pd.DataFrame) or _is_default_range(exog.columns):
+    if not hasattr(exog, "columns"):
         return exog
-    columns = exog.columns
-    if list(columns) == names:
+    columns = list(exog.columns)
+    if columns == names:
         return exog
-    absent = [n for n in names if n not in columns]
+    chosen = _matching_labels(names, columns)
+    return exog[chosen]
+
+
+def _matching_labels(names: list, columns: list) -> list:
+    """The column label of ``columns`` that each model name matches (exactly,
+    or else by its text), or a ``ValueError`` naming the ones that do not."""
+    text = {}
+    for label in columns:
+        text.setdefault(_label_text(label), []).append(label)
+    chosen, absent, repeated = [], [], []
+    for name in names:
+        exact = [label for label in columns if _same(label, name)]
+        found = exact or text.get(str(name), [])
+        if not found:
+            absent.append(name)
+        elif len(found) > 1:
+            repeated.append(name)
+        else:
+            chosen.append(found[0])
     if absent:
-        unknown = [c for c in columns if c not in names]
+        unknown = [c for c in columns if c not in chosen]
         extra = (
             f"; it has columns the model does not know: {_listed(unknown)}"
             if unknown
@@ -64,15 +86,33 @@ def align_columns(model, exog):
         raise ValueError(
             f"the new data have no column {_listed(absent)} (the model's columns "
             f"are {_listed(names)}){extra}. A DataFrame is matched to the model's "
-            "columns by name; pass an array to match them by position"
+            "columns by name; to match them by position pass an array "
+            "(frame.to_numpy())"
         )
-    repeated = [n for n in names if np.count_nonzero(columns == n) > 1]
     if repeated:
         raise ValueError(
             f"the new data have more than one column named {_listed(repeated)}; "
             "give each column a distinct name"
         )
-    return exog[names]
+    return chosen
+
+
+def _label_text(label) -> str:
+    """A column label as the model's name for it: statsmodels names a
+    MultiIndex column by its levels joined with ``_``."""
+    if isinstance(label, tuple):
+        return "_".join(str(level) for level in label if level)
+    return str(label)
+
+
+def _same(label, name) -> bool:
+    # True == 1 in Python, but a column named True is not column 1
+    if isinstance(label, (bool, np.bool_)) != isinstance(name, (bool, np.bool_)):
+        return False
+    try:
+        return bool(label == name)
+    except (TypeError, ValueError):  # labels that do not compare
+        return False
 
 
 def new_design(results, exog, transform: bool, statsmodels_transform):

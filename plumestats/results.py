@@ -346,6 +346,9 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         or DataFrame of design rows gives a lazy Dask array.
         """
         if is_dask_collection(exog):  # statsmodels would load it whole
+            from ._newdata import align_columns
+
+            exog = align_columns(self.model, exog)  # a Dask DataFrame by name
             return self.model.predict(self.params, exog, *args, **kwargs)
         # a formula that cannot be applied is a ValueError leading with the
         # cause (_transform_predict_exog)

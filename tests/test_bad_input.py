@@ -1073,13 +1073,50 @@ def test_new_dataframe_columns_are_matched_by_name(path, frame_model):
     np.testing.assert_allclose(np.asarray(predict(res, reordered)), expected)
     extra = reordered.assign(y=1, note="a")  # ignored, as a formula ignores them
     np.testing.assert_allclose(np.asarray(predict(res, extra)), expected)
-    # arrays and pandas' default 0, 1, ... labels stay positional
+    # arrays stay positional
     np.testing.assert_allclose(np.asarray(predict(res, new.to_numpy())), expected)
-    unnamed = pd.DataFrame(new.to_numpy())
-    np.testing.assert_allclose(np.asarray(predict(res, unnamed)), expected)
-    # default labels given as a list (an Index of integers, not a RangeIndex)
-    listed = pd.DataFrame(new.to_numpy(), columns=[0, 1, 2])
-    np.testing.assert_allclose(np.asarray(predict(res, listed)), expected)
+    # a frame with pandas' default labels 0, 1, ... is matched by name too, so
+    # it is refused here (it was read by position): the way out is an array
+    for unnamed in (
+        pd.DataFrame(new.to_numpy()),
+        pd.DataFrame(new.to_numpy(), columns=[0, 1, 2]),
+    ):
+        with pytest.raises(ValueError, match=r"no column 'x1', 'x2', 'const'.*"):
+            predict(res, unnamed)
+
+
+@pytest.mark.parametrize("path", list(PREDICTION_PATHS))
+def test_integer_column_labels_are_names(path):
+    """A model fitted on columns labelled [2, 1, 0] predicts a frame with the
+    labels 0, 1, 2 by name (it used them as positions: 4.6e-06 for 0.647)."""
+    data = simulated(300, seed=4)
+    exog = pd.DataFrame(
+        {2: data["x1"].to_numpy(), 1: data["x2"].to_numpy(), 0: np.ones(300)}
+    )
+    res = PolyhedralMixtureLogit(data["y"], exog, k=2).fit()
+    predict = PREDICTION_PATHS[path]
+    new = exog.iloc[:5]
+    expected = np.asarray(predict(res, new.to_numpy()))  # by position, as fitted
+    np.testing.assert_allclose(np.asarray(predict(res, new[[0, 1, 2]])), expected)
+    np.testing.assert_allclose(np.asarray(predict(res, new)), expected)
+    # labels read from a CSV header are text: matched by their text
+    as_text = new[[0, 2, 1]].rename(columns=str)
+    np.testing.assert_allclose(np.asarray(predict(res, as_text)), expected)
+    with pytest.raises(ValueError, match="no column 0"):
+        predict(res, new[[1, 2]])
+
+
+def test_multiindex_columns_predict_on_the_frame_they_were_fitted_on():
+    data = simulated(300, seed=5)
+    columns = pd.MultiIndex.from_tuples([("x", "1"), ("x", "2"), ("c", "")])
+    exog = pd.DataFrame(
+        np.column_stack([data["x1"], data["x2"], np.ones(300)]), columns=columns
+    )
+    res = PolyhedralMixtureLogit(data["y"], exog, k=2).fit()
+    assert list(res.model.exog_names) == ["x_1", "x_2", "c"]  # statsmodels' names
+    np.testing.assert_allclose(res.predict(exog), res.predict())
+    shuffled = exog.iloc[:, [2, 0, 1]]
+    np.testing.assert_allclose(res.predict(shuffled), res.predict())
 
 
 @pytest.mark.parametrize("path", list(PREDICTION_PATHS))
