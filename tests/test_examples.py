@@ -19,6 +19,7 @@ EXAMPLES = sorted(EXAMPLES_DIR.glob("*.py"))
 # "{data}" the benchmark data. An example not listed runs with no arguments.
 SMOKE_ARGS = {
     "real_data.py": ["--nobs", "1500", "--k-max", "2", "--figure", "{tmp}/fig.png"],
+    "dask_cluster.py": ["--nobs", "6000"],
     "table1.py": [
         "--quick",
         "--datasets",
@@ -38,6 +39,7 @@ EXPECTED_OUTPUT = {
     "quickstart.py": ["PolyhedralMixtureLogit Regression Results", "AIC"],
     "real_data.py": ["LR = ", "hyperplane h2", "Predictions for three profiles"],
     "table1.py": ["| heart | plume-newton |", "| heart | logit |"],
+    "dask_cluster.py": ["PolyhedralMixtureLogit Regression Results", "P(y = 1 | x) at"],
     "label_flips.py": ["label flips", "flip rate: 0.104", "LR test of no flips"],
     "many_faces.py": [
         "idle: ['h3'] owns no point of the outside class",
@@ -67,6 +69,9 @@ def test_example_runs(path, request, tmp_path, capfd, monkeypatch):
         pytest.importorskip("matplotlib", reason="the example's figure needs [plot]")
     if path.name == "table1.py":
         pytest.importorskip("sklearn", reason="the Table 1 benchmark needs [bench]")
+    if path.name == "dask_cluster.py":
+        for name in ("distributed", "pyarrow"):
+            pytest.importorskip(name, reason="the Dask example needs [dask]")
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     monkeypatch.setattr(sys, "argv", [str(path), *args])
     monkeypatch.chdir(tmp_path)  # anything written by default lands here
