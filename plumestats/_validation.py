@@ -152,9 +152,9 @@ def require_estimation_data(model, what: str, remedy: str) -> None:
     """Raise a clear ``ValueError`` when ``remove_data()`` dropped the sample
     that ``what`` needs; ``remedy`` says what to do instead."""
     if model.exog is None:
-        raise ValueError(
-            f"{what} the estimation data, which remove_data() dropped; {remedy}"
-        )
+        # a fit loaded from JSON says why it has no data in its own words
+        why = getattr(model, "_without_data", "which remove_data() dropped")
+        raise ValueError(f"{what} the estimation data, {why}; {remedy}")
 
 
 def prepare_endog(endog):

@@ -1,5 +1,7 @@
 """Public names of plumestats in one namespace (``import plumestats.api as ps``)."""
 
+from ._formula_safety import UnsafeFormulaError, check_safe_formula
+from ._sharing import load_json
 from .bounds import HoldoutBound, RademacherBound, holdout_bound, rademacher_bound
 from .datasets import list_datasets, simulate_plume, simulate_polyhedron
 from .datasets import load as load_dataset
@@ -21,10 +23,13 @@ __all__ = [
     "PolyhedralMixtureLogit",
     "PolyhedralMixtureLogitResults",
     "RademacherBound",
+    "UnsafeFormulaError",
+    "check_safe_formula",
     "compare_lr_test",
     "holdout_bound",
     "list_datasets",
     "load_dataset",
+    "load_json",
     "plot_convergence",
     "plot_polyhedron",
     "plot_select_k",

@@ -1,7 +1,11 @@
 """The ``plumestats`` command line: fit a model from a CSV file, predict from it.
 
 Every bad input ends in one line on stderr, ``plumestats: error: ...``, and a
-non-zero exit status; tracebacks are kept for bugs.
+non-zero exit status; tracebacks are kept for bugs. Ctrl-C ends in
+``plumestats: interrupted`` and status 130. Output files are guarded and
+written whole (:mod:`plumestats._cli_files`); formulas are checked against a
+safe grammar before patsy runs them (:mod:`plumestats._formula_safety`) unless
+``--unsafe-formula`` is given.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import difflib
 import json
 import math
 import os
+import pickle
 import sys
 import warnings
 from collections.abc import Sequence
@@ -19,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from ._cli_files import FileRefused, check_output, write_atomically
 
 __all__ = ["build_parser", "main"]
 
@@ -33,13 +40,17 @@ _EPILOG = """\
 examples:
   plumestats fit pima.csv "diabetes ~ glucose + bmi + age" --k 2
   plumestats fit heart.csv "disease ~ age + C(thal)" --k 3 --gamma 2 --json
-  plumestats fit pima.csv "diabetes ~ glucose + bmi" --output fit.pickle
+  plumestats fit pima.csv "diabetes ~ glucose + np.log(bmi)" --output fit.json
   plumestats fit pima.csv "diabetes ~ glucose + bmi" --label-flips --alpha 1e-6
-  plumestats predict fit.pickle new.csv --output preds.csv
-  plumestats predict fit.pickle new.csv --intervals --alpha 0.1
+  plumestats predict fit.json new.csv --output preds.csv
+  plumestats predict fit.json new.csv --intervals --alpha 0.1
 
-'predict' loads a pickle: only load files you made or trust (unpickling can
-run arbitrary code)."""
+Formulas are Python code: by default only a safe grammar is run (column names,
+numbers, operators, C(), I(), Q(), center/standardize/scale, bs/cr/cc/te and
+numpy functions such as np.log); --unsafe-formula runs any formula.
+--output FILE.json writes JSON, safe to share; any other name a pickle, which
+'predict' loads too: only load pickles you made or trust (unpickling can run
+arbitrary code). An existing output is replaced only with --force."""
 
 
 class CLIError(Exception):
@@ -155,7 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="t and F inference (df_resid degrees of freedom) instead of z and chi2",
     )
-    fit.add_argument("--output", metavar="FILE", help="save the results (a pickle)")
+    fit.add_argument(
+        "--output",
+        metavar="FILE",
+        help="save the results: FILE.json as JSON, safe to share "
+        "(results.save_json); any other name as a pickle (results.save)",
+    )
+    _file_options(fit)
     fit.add_argument(
         "--json",
         action="store_true",
@@ -172,7 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
         "saved\nby 'plumestats fit --output'. Rows with missing values get an empty "
         "prediction.",
     )
-    predict.add_argument("model", metavar="MODEL.pickle", help="a saved fit")
+    predict.add_argument(
+        "model",
+        metavar="MODEL",
+        help="a fit saved by 'plumestats fit --output': JSON (.json, or any file "
+        "holding a JSON export) or a pickle",
+    )
     predict.add_argument("data", metavar="NEW.csv", help="CSV file with a header row")
     predict.add_argument(
         "--index-col", metavar="COLUMN", help="column of NEW to use as the row index"
@@ -190,18 +212,42 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --intervals: 1 - confidence level (default 0.05)",
     )
     predict.add_argument("--output", metavar="FILE", help="CSV file (default stdout)")
+    predict.add_argument(
+        "--force", action="store_true", help="replace an existing --output file"
+    )
     predict.set_defaults(run=_predict)
     return parser
 
 
+def _file_options(fit) -> None:
+    """``fit``'s options for its output file and its formula."""
+    fit.add_argument(
+        "--force", action="store_true", help="replace an existing --output file"
+    )
+    fit.add_argument(
+        "--unsafe-formula",
+        action="store_true",
+        help="run a formula outside the safe grammar (any Python: attributes, "
+        "other functions); only for a formula you would run as code",
+    )
+
+
 # ---------------------------------------------------------------- helpers
 def _read_csv(path: str, index_col: str | None = None) -> pd.DataFrame:
-    if not Path(path).is_file():
-        raise CLIError(f"no such file: {path}")
+    _check_input(path)
     try:
         return pd.read_csv(path, index_col=index_col)
     except (ValueError, UnicodeDecodeError) as exc:
         raise CLIError(f"could not read {path} as CSV: {_first_line(exc)}") from exc
+
+
+def _check_input(path: str) -> None:
+    # any readable file that is not a folder: a named pipe or a process
+    # substitution (<(gunzip -c data.csv.gz)) too
+    if not os.path.exists(path):
+        raise CLIError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise CLIError(f"{path} is a folder, not a file")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -226,20 +272,25 @@ def _explain(
     """One line for a model error, naming a missing column and its look-alikes."""
     name = _missing_name(exc)
     if name is not None and name not in data.columns:
-        columns = [str(c) for c in data.columns]
-        close = difflib.get_close_matches(name, columns, n=3)
-        hint = (
-            f"did you mean {', '.join(map(repr, close))}?"
-            if close
-            else f"the columns are {', '.join(columns[:12])}"
-            + (", ..." if len(columns) > 12 else "")
-        )
-        return CLIError(f"column {name!r} is not in {path}; {hint}")
+        return _unknown_column(name, data, path)
     message = _first_line(exc)
     if outcome and message.startswith("endog must"):
         # the model's word for the outcome means little on the command line
         message = f"the outcome {outcome!r} must" + message[len("endog must") :]
     return CLIError(message)
+
+
+def _unknown_column(name: str, data: pd.DataFrame, path: str) -> CLIError:
+    """One line naming a column that is not in the data, and its look-alikes."""
+    columns = [str(c) for c in data.columns]
+    close = difflib.get_close_matches(name, columns, n=3)
+    hint = (
+        f"did you mean {', '.join(map(repr, close))}?"
+        if close
+        else f"the columns are {', '.join(columns[:12])}"
+        + (", ..." if len(columns) > 12 else "")
+    )
+    return CLIError(f"column {name!r} is not in {path}; {hint}")
 
 
 def _finite(value):
@@ -306,8 +357,10 @@ def _covariance_options(args: argparse.Namespace, data: pd.DataFrame, model) -> 
 def _fit(args: argparse.Namespace) -> None:
     from .formula.api import plume, plume_flip, spla1
 
+    _guard_output(args, {"DATA.csv": args.data})
     data = _read_csv(args.data)
-    options = {"k": args.k, "inside": args.inside}
+    _check_formula(args, data)
+    options = {"k": args.k, "inside": args.inside, "eval_env": _formula_namespace()}
     if not args.hard:
         options["gamma"] = args.gamma
     with warnings.catch_warnings(record=True) as caught:
@@ -329,10 +382,7 @@ def _fit(args: argparse.Namespace) -> None:
             raise _explain(exc, data, args.data, outcome) from exc
     _report_warnings(caught)
     if args.output:
-        try:
-            res.save(args.output)
-        except OSError as exc:
-            raise CLIError(f"could not save to {args.output}: {exc}") from exc
+        _save_fit(res, args.output)
         print(f"{_PROG}: saved the fit to {args.output}", file=sys.stderr)
     if args.json:
         print(json.dumps(_as_json(res, args.formula), indent=2, allow_nan=False))
@@ -343,15 +393,18 @@ def _fit(args: argparse.Namespace) -> None:
 def _load_results(path: str):
     from .results import PolyhedralMixtureLogitResults
 
-    if not Path(path).is_file():
-        raise CLIError(f"no such file: {path}")
-    try:
-        res = PolyhedralMixtureLogitResults.load(path)
-    except Exception as exc:  # unpickling arbitrary bytes can raise almost anything
-        raise CLIError(
-            f"{path} is not a plumestats result (not a readable pickle: "
-            f"{_first_line(exc)}); make one with 'plumestats fit ... --output'"
-        ) from exc
+    _check_input(path)
+    raw = Path(path).read_bytes()  # once: the file may be a pipe
+    if _is_json(path) or raw.lstrip()[:1] == b"{":
+        res = _load_json(raw, path)
+    else:
+        try:
+            res = pickle.loads(raw)
+        except Exception as exc:  # unpickling arbitrary bytes can raise almost anything
+            raise CLIError(
+                f"{path} is not a plumestats result (not a readable pickle: "
+                f"{_first_line(exc)}); make one with 'plumestats fit ... --output'"
+            ) from exc
     inner = getattr(res, "_results", res)
     if not isinstance(inner, PolyhedralMixtureLogitResults):
         raise CLIError(
@@ -371,6 +424,7 @@ def _predict(args: argparse.Namespace) -> None:
         )
     if args.intervals and not 0 < args.alpha < 1:
         raise CLIError(f"--alpha must be between 0 and 1, got {args.alpha:g}")
+    _guard_output(args, {"MODEL": args.model, "NEW.csv": args.data})
     res = _load_results(args.model)
     data = _read_csv(args.data, index_col=args.index_col)
     if len(data) == 0:
@@ -388,7 +442,7 @@ def _predict(args: argparse.Namespace) -> None:
             raise _explain(exc, data, args.data) from exc
     _report_warnings(caught)
     if args.output:
-        out.to_csv(args.output)
+        write_atomically(args.output, out.to_csv)
         print(
             f"{_PROG}: wrote {len(out)} predictions to {args.output}", file=sys.stderr
         )
@@ -425,6 +479,80 @@ def _prediction_frame(res, data: pd.DataFrame, alpha: float) -> pd.DataFrame:
     return frame
 
 
+# ------------------------------------------------ files and formulas (issue 27)
+def _is_json(path: str) -> bool:
+    return path.lower().endswith(".json")
+
+
+def _guard_output(args: argparse.Namespace, inputs: dict) -> None:
+    """Refuse an --output that would lose something, before any work."""
+    if args.output:
+        check_output(args.output, inputs, force=args.force)
+
+
+def _save_fit(res, output: str) -> None:
+    """The fit as JSON (``.json``) or a pickle, written whole."""
+    from ._design_json import ExportError
+
+    if not _is_json(output):
+        write_atomically(output, res.save)
+        return
+    try:
+        text = res.to_json()
+    except ExportError as exc:
+        raise CLIError(
+            f"could not write {output} as JSON: {exc}; or give --output a name "
+            "not ending in .json for a pickle"
+        ) from exc
+    write_atomically(output, lambda path: Path(path).write_text(text, "utf-8"))
+
+
+def _load_json(raw: bytes, path: str):
+    from ._sharing import results_from_json
+
+    try:
+        return results_from_json(raw.decode("utf-8"), source=path)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CLIError(_first_line(exc)) from exc
+
+
+def _formula_namespace():
+    """What a formula may name besides the columns: numpy as ``np`` (and,
+    with --unsafe-formula, Python's builtins), not this module's names."""
+    from ._compat import STATSMODELS_EVAL_ENV_MAPPING
+
+    if STATSMODELS_EVAL_ENV_MAPPING:
+        return {"np": np}
+    from patsy import EvalEnvironment  # statsmodels 0.14 passes it to patsy
+
+    return EvalEnvironment([{"np": np}])
+
+
+def _check_formula(args: argparse.Namespace, data: pd.DataFrame) -> None:
+    """The formula in the safe grammar, unless --unsafe-formula; a JSON
+    output needs it either way (loading the file evaluates the formula)."""
+    from ._formula_safety import UnsafeFormulaError, check_safe_formula
+
+    json_output = bool(args.output) and _is_json(args.output)
+    if args.unsafe_formula and not json_output:
+        return
+    try:
+        check_safe_formula(args.formula, data.columns)
+    except UnsafeFormulaError as exc:
+        if exc.name is not None:
+            raise _unknown_column(exc.name, data, args.data) from exc
+        if args.unsafe_formula:
+            raise CLIError(
+                f"--output {args.output}: {exc}; a JSON file carries only formulas "
+                "in this grammar: give --output a name not ending in .json for a "
+                "pickle"
+            ) from exc
+        raise CLIError(
+            f"{exc}; to run it as Python anyway, add --unsafe-formula (only for a "
+            "formula you would run as code)"
+        ) from exc
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status.
 
@@ -437,15 +565,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         0 on success, 1 for bad input (one line on stderr), 2 for bad usage
-        (argparse's convention).
+        (argparse's convention), 130 when interrupted (Ctrl-C).
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
         args.run(args)
-    except CLIError as exc:
+    except (CLIError, FileRefused) as exc:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C: the shell's status for SIGINT, and no half-written output
+        # (write_atomically removes its temporary file on the way out)
+        print(f"{_PROG}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         # the reader stopped early (`plumestats predict ... | head`): no
         # traceback; stdout goes to devnull so that the flush at exit cannot

@@ -685,6 +685,57 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             nobs=self.nobs,
         )
 
+    # ------------------------------------------------------------- sharing
+    def to_json(self) -> str:
+        """The fit as JSON text, safe to share: see :meth:`save_json`."""
+        from ._sharing import to_json
+
+        return to_json(self)
+
+    def save_json(self, path) -> None:
+        """Save the fit as a JSON file that is safe to share.
+
+        Unlike a pickle (:meth:`save`), loading the file cannot run code. It
+        holds what the fit keeps after ``remove_data()``: the estimates, their
+        covariance (``cov_type`` as fitted), the statistics of the summary,
+        the settings, and for a formula model the design patsy needs to apply
+        the formula to new data (levels, contrasts, and the state of
+        ``center``, ``standardize``, ``scale``, ``bs``, ``cr``, ``cc`` and
+        ``te``). :func:`~plumestats.api.load_json` reads it back into results
+        on which ``predict`` (new DataFrames through the formula),
+        ``get_prediction``, ``summary``, ``conf_int`` and the tests work.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (``.json`` by convention).
+
+        Raises
+        ------
+        ValueError
+            For a formula outside the safe grammar
+            (:func:`~plumestats.api.check_safe_formula`; loading the file
+            would have to run it as code): save a pickle instead.
+
+        Notes
+        -----
+        Not exported: the estimation data (a fit on Dask collections loads
+        as an in-memory fit without data), a bootstrap's replicates and
+        parameter paths (``retall``). The file has a ``format_version``; a
+        plumestats that reads an older version refuses a newer one.
+        """
+        from pathlib import Path
+
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+    @classmethod
+    def load_json(cls, path):
+        """Load a fit saved by :meth:`save_json` (as
+        :func:`~plumestats.api.load_json`)."""
+        from ._sharing import load_json
+
+        return load_json(path)
+
     # ------------------------------------------------- trusting the inference
     @property
     def diagnostics(self) -> FitDiagnostics:
