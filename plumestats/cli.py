@@ -17,7 +17,9 @@ import json
 import math
 import os
 import pickle
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -553,6 +555,43 @@ def _check_formula(args: argparse.Namespace, data: pd.DataFrame) -> None:
         ) from exc
 
 
+def _interrupted() -> int:
+    # Ctrl-C: the shell's status for SIGINT, and no half-written output
+    # (write_atomically removes its temporary file on the way out)
+    print(f"{_PROG}: interrupted", file=sys.stderr)
+    return 130
+
+
+class _CtrlC:
+    """Remembers a Ctrl-C while the command runs.
+
+    Python turns SIGINT into a ``KeyboardInterrupt``, but a library may turn
+    that into an error of its own: pandas' CSV reader reports "Calling
+    read(nbytes) on source failed". The handler raises the interrupt as
+    Python's does and notes it, so that such an error still ends as an
+    interruption. A SIGINT that the parent process ignores stays ignored.
+    """
+
+    def __init__(self):
+        self.pressed = False
+        self._previous = None
+
+    def _handler(self, signum, frame):
+        self.pressed = True
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        in_main = threading.current_thread() is threading.main_thread()
+        if in_main and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc_info):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status.
 
@@ -568,22 +607,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         (argparse's convention), 130 when interrupted (Ctrl-C).
     """
     parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-        args.run(args)
-    except (CLIError, FileRefused) as exc:
-        print(f"{_PROG}: error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        # Ctrl-C: the shell's status for SIGINT, and no half-written output
-        # (write_atomically removes its temporary file on the way out)
-        print(f"{_PROG}: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # the reader stopped early (`plumestats predict ... | head`): no
-        # traceback; stdout goes to devnull so that the flush at exit cannot
-        # raise again (the recipe of Python's signal documentation)
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
+    with _CtrlC() as ctrl_c:
+        try:
+            args = parser.parse_args(argv)
+            args.run(args)
+        except KeyboardInterrupt:
+            return _interrupted()
+        except (CLIError, FileRefused) as exc:
+            if ctrl_c.pressed:  # a library reported Ctrl-C as an error of its own
+                return _interrupted()
+            print(f"{_PROG}: error: {exc}", file=sys.stderr)
+            return 1
+        except BrokenPipeError:
+            # the reader stopped early (`plumestats predict ... | head`): no
+            # traceback; stdout goes to devnull so that the flush at exit cannot
+            # raise again (the recipe of Python's signal documentation)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 1
+        except Exception:
+            if ctrl_c.pressed:
+                return _interrupted()
+            raise  # a bug: its traceback
     return 0

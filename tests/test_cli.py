@@ -6,14 +6,19 @@ the saved pickle loaded in-process.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import os
 import pickle
 import re
 import shutil
+import signal
+import stat
 import subprocess
 import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,7 +28,10 @@ import plumestats
 from plumestats.cli import main
 from plumestats.datasets import simulate_polyhedron
 from plumestats.formula.api import plume, plume_flip
-from plumestats.results import PolyhedralMixtureLogitResults
+from plumestats.results import (
+    PolyhedralMixtureLogitResults,
+    PolyhedralMixtureLogitResultsWrapper,
+)
 
 FORMULA = "diabetes ~ glucose + bmi + age"
 
@@ -411,3 +419,296 @@ def test_predict_with_text_inside_a_numeric_expression(tmp_path):
     expected = plume(formula, data, k=2).fit().predict(data)
     got = pd.read_csv(io.StringIO(done.stdout), index_col=0)["predicted"]
     np.testing.assert_allclose(got.to_numpy(), np.asarray(expected), rtol=1e-6)
+
+
+# ------------------------------------------- output files (issue 27)
+@pytest.fixture(scope="module")
+def small_csv(tmp_path_factory):
+    """A small training file: fits in well under a second."""
+    data, _ = simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
+    path = tmp_path_factory.mktemp("small") / "train.csv"
+    data.to_csv(path, index=False)
+    return path
+
+
+SMALL = "y ~ x1 + x2"
+
+
+def _digest(path) -> bytes:
+    return hashlib.sha256(Path(path).read_bytes()).digest()
+
+
+def _leftovers(folder) -> list[str]:
+    return sorted(p.name for p in Path(folder).iterdir() if p.name.endswith(".part"))
+
+
+def test_fit_never_writes_over_its_training_data(small_csv, tmp_path):
+    # the issue's case: --output train.csv replaced the data with a pickle
+    train = tmp_path / "train.csv"
+    shutil.copy(small_csv, train)
+    before = _digest(train)
+    done = run("fit", train, SMALL, "--output", train, "--force")
+    assert done.returncode == 1
+    _one_error_line(done.stderr, "--output .*train.csv is DATA.csv .*an input")
+    assert _digest(train) == before
+
+
+def test_predict_never_writes_over_its_model(small_csv, tmp_path):
+    model = tmp_path / "fit.pickle"
+    assert run("fit", small_csv, SMALL, "--output", model).returncode == 0
+    before = _digest(model)
+    for output in (model, small_csv):
+        done = run("predict", model, small_csv, "--output", output, "--force")
+        assert done.returncode == 1
+        _one_error_line(done.stderr, "is (MODEL|NEW.csv) .*an input of this command")
+    assert _digest(model) == before
+
+
+def test_links_to_an_input_are_the_input(small_csv, tmp_path, capsys):
+    train = tmp_path / "train.csv"
+    shutil.copy(small_csv, train)
+    before = _digest(train)
+    (tmp_path / "link.csv").symlink_to(train)
+    os.link(train, tmp_path / "hard.csv")
+    for name in ("link.csv", "hard.csv"):
+        args = ["fit", str(train), SMALL, "--output", str(tmp_path / name)]
+        assert main([*args, "--force"]) == 1
+        _one_error_line(capsys.readouterr().err, "is DATA.csv .*an input")
+    assert _digest(train) == before
+
+
+def test_a_symbolic_link_as_output_is_refused(small_csv, tmp_path, capsys):
+    # a link pointing elsewhere is not written through (nor replaced)
+    (tmp_path / "out.pickle").symlink_to(tmp_path / "elsewhere.pickle")
+    args = ["fit", str(small_csv), SMALL, "--output", str(tmp_path / "out.pickle")]
+    assert main([*args, "--force"]) == 1
+    _one_error_line(capsys.readouterr().err, "is a symbolic link .*elsewhere.pickle")
+    assert not (tmp_path / "elsewhere.pickle").exists()
+    assert (tmp_path / "out.pickle").is_symlink()
+
+
+def test_an_existing_output_needs_force(small_csv, tmp_path, capsys):
+    out = tmp_path / "preds.csv"
+    out.write_text("keep me\n")
+    model = tmp_path / "fit.json"
+    assert main(["fit", str(small_csv), SMALL, "--output", str(model)]) == 0
+    capsys.readouterr()
+    args = ["predict", str(model), str(small_csv), "--output", str(out)]
+    assert main(args) == 1
+    _one_error_line(capsys.readouterr().err, "preds.csv exists; add --force")
+    assert out.read_text() == "keep me\n"
+    assert main([*args, "--force"]) == 0
+    assert out.read_text().startswith(",predicted\n")
+    assert _leftovers(tmp_path) == []
+    # the replaced file keeps its permissions
+    out.chmod(0o640)
+    assert main([*args, "--force"]) == 0
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+
+
+@pytest.mark.parametrize(
+    ("where", "pattern"),
+    [
+        ("nope/fit.pickle", "the folder .*nope does not exist; create it first"),
+        ("folder", "--output .*folder is a folder; give a file name in it"),
+        ("folder/", "--output .*folder/ is a folder"),
+        ("train.txt/fit.pickle", "the folder .*train.txt is not a folder"),
+    ],
+)
+def test_bad_output_folders_are_one_line(where, pattern, small_csv, tmp_path):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "train.txt").write_text("")
+    done = run("fit", small_csv, SMALL, "--output", f"{tmp_path}/{where}")
+    assert done.returncode == 1
+    _one_error_line(done.stderr, pattern)
+
+
+def test_bad_outputs_are_refused_before_the_fit(
+    small_csv, tmp_path, capsys, monkeypatch
+):
+    # no fit is lost to a bad path: the check comes first
+    from plumestats import model as model_module
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before checking --output")
+
+    monkeypatch.setattr(model_module.PolyhedralMixtureLogit, "fit", no_fit)
+    args = ["fit", str(small_csv), SMALL, "--output", str(tmp_path / "no/fit.json")]
+    assert main(args) == 1
+    _one_error_line(capsys.readouterr().err, "does not exist")
+
+
+def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(
+    small_csv, tmp_path, capsys, monkeypatch
+):
+    out = tmp_path / "fit.pickle"
+    out.write_bytes(b"the previous fit")
+
+    def half_then_interrupt(self, fname, remove_data=False):
+        Path(fname).write_bytes(b"half a pick")
+        raise KeyboardInterrupt
+
+    # the wrapper's save pickles the wrapper, as statsmodels' does
+    wrapper = PolyhedralMixtureLogitResultsWrapper
+    monkeypatch.setattr(wrapper, "save", half_then_interrupt)
+    args = ["fit", str(small_csv), SMALL, "--output", str(out), "--force"]
+    assert main(args) == 130
+    assert capsys.readouterr().err == "plumestats: interrupted\n"
+    assert out.read_bytes() == b"the previous fit"
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_failed_write_leaves_no_temporary(tmp_path):
+    from plumestats._cli_files import FileRefused, write_atomically
+
+    def full_disk(path):
+        Path(path).write_text("partial")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(FileRefused, match=r"could not write .*No space left"):
+        write_atomically(str(tmp_path / "out.csv"), full_disk)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_ctrl_c_exits_130_with_one_line(tmp_path):
+    """A real process and a real SIGINT. The data come through a named pipe,
+    so the test knows when the command is running: its open() of the pipe
+    returns only once the command has opened the other end, and the command
+    then waits for the rows."""
+    pipe = tmp_path / "data.csv"
+    os.mkfifo(pipe)
+    output = tmp_path / "fit.json"
+    command = [sys.executable, "-m", "plumestats", "fit", str(pipe), SMALL]
+    with (
+        subprocess.Popen(
+            [*command, "--output", str(output)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as process,
+        open(pipe, "w") as writer,
+    ):  # blocks until the command reads
+        writer.write("y,x1,x2\n")
+        writer.flush()
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert stderr == "plumestats: interrupted\n" and stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
+
+
+def test_a_named_pipe_is_read_as_data(small_csv, tmp_path):
+    # `plumestats fit <(gunzip -c data.csv.gz) ...` gives a pipe, not a file
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("needs named pipes")
+    pipe = tmp_path / "data.csv"
+    os.mkfifo(pipe)
+    command = [sys.executable, "-m", "plumestats", "fit", str(pipe), SMALL, "--json"]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        with open(pipe, "w") as writer:
+            writer.write(Path(small_csv).read_text())
+        stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr
+    assert json.loads(stdout)["nobs"] == 300
+
+
+# -------------------------------------------------- formulas (issue 27)
+def test_the_attack_is_refused_and_does_not_run(small_csv, tmp_path):
+    formula = "y ~ x1 + I(__import__('os').system('touch PWNED'))"
+    done = run("fit", small_csv, formula, cwd=tmp_path)
+    assert done.returncode == 1
+    _one_error_line(done.stderr, "is refused: .*__import__.* add --unsafe-formula")
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_unsafe_formula_runs_python_when_asked(small_csv, tmp_path):
+    # the proof that the code runs: it leaves a file behind
+    touch = "(__import__('pathlib').Path('RAN').touch() or 0)"
+    formula = f"y ~ x1 + I({touch} + x2)"
+    done = run("fit", small_csv, formula, "--k", "1", "--json", cwd=tmp_path)
+    assert done.returncode == 1 and not (tmp_path / "RAN").exists()
+    done = run(
+        "fit",
+        small_csv,
+        formula,
+        "--k",
+        "1",
+        "--json",
+        "--unsafe-formula",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "RAN").exists()
+    expected = plume(SMALL, pd.read_csv(small_csv), k=1).fit()
+    np.testing.assert_allclose(json.loads(done.stdout)["llf"], expected.llf, rtol=1e-9)
+
+
+def test_the_safe_grammar_takes_what_formulas_usually_hold(small_csv, tmp_path, capsys):
+    data = pd.read_csv(small_csv)
+    data["g"] = np.where(data["x1"] > 0, "left", "right")
+    data.to_csv(tmp_path / "train.csv", index=False)
+    formula = "y ~ np.log(np.abs(x1) + 1) + center(x2) + C(g, Treatment('right'))"
+    assert main(["fit", str(tmp_path / "train.csv"), formula, "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    expected = plume(formula, data, k=2).fit()
+    np.testing.assert_allclose(payload["llf"], expected.llf, rtol=1e-9)
+
+
+def test_names_outside_numpy_are_not_the_command_lines(small_csv, capsys):
+    # patsy looked names up in the CLI module's own namespace (pd, os, json...)
+    args = ["fit", str(small_csv), "y ~ x1 + I(pd.Series(x2))", "--unsafe-formula"]
+    assert main(args) == 1
+    _one_error_line(capsys.readouterr().err, "column 'pd' is not in .*train.csv")
+
+
+# ---------------------------------------------------- JSON files (issue 27)
+def test_fit_to_json_then_predict_matches_the_pickle(small_csv, tmp_path):
+    as_json, as_pickle = tmp_path / "fit.json", tmp_path / "fit.pickle"
+    formula = "y ~ x1 + standardize(x2) + np.exp(x1 / 4)"
+    assert run("fit", small_csv, formula, "--output", as_json).returncode == 0
+    assert run("fit", small_csv, formula, "--output", as_pickle).returncode == 0
+    json.loads(as_json.read_text())  # it is JSON
+    new = tmp_path / "new.csv"
+    pd.read_csv(small_csv).drop(columns="y").iloc[::3].to_csv(new, index=False)
+    from_json = run("predict", as_json, new, "--intervals")
+    from_pickle = run("predict", as_pickle, new, "--intervals")
+    assert from_json.returncode == 0, from_json.stderr
+    got = pd.read_csv(io.StringIO(from_json.stdout), index_col=0)
+    expected = pd.read_csv(io.StringIO(from_pickle.stdout), index_col=0)
+    np.testing.assert_allclose(got.to_numpy(), expected.to_numpy(), rtol=1e-12)
+    # a JSON export is recognised by its content, whatever its name
+    renamed = tmp_path / "fit.model"
+    shutil.copy(as_json, renamed)
+    done = run("predict", renamed, new)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_bad_json_model_is_one_line(small_csv, tmp_path, capsys):
+    (tmp_path / "broken.json").write_text('{"format": "plumestats-results"')
+    args = ["predict", str(tmp_path / "broken.json"), str(small_csv)]
+    assert main(args) == 1
+    _one_error_line(capsys.readouterr().err, "broken.json is not a plumestats JSON")
+    model = tmp_path / "fit.json"
+    assert main(["fit", str(small_csv), SMALL, "--output", str(model)]) == 0
+    capsys.readouterr()
+    document = json.loads(model.read_text())
+    document["format_version"] = 99
+    model.write_text(json.dumps(document))
+    assert main(["predict", str(model), str(small_csv)]) == 1
+    _one_error_line(capsys.readouterr().err, "written by a newer plumestats")
+
+
+def test_json_output_needs_a_safe_formula_even_when_unsafe_is_allowed(
+    small_csv, tmp_path, capsys
+):
+    formula = "y ~ x1 + I(abs(x2))"  # Python's abs: not in the grammar
+    out = tmp_path / "fit.json"
+    args = ["fit", str(small_csv), formula, "--output", str(out), "--unsafe-formula"]
+    assert main(args) == 1
+    _one_error_line(
+        capsys.readouterr().err, "fit.json: .*calls abs.* a name not ending in .json"
+    )
+    assert not out.exists()
