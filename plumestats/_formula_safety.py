@@ -156,12 +156,28 @@ def check_safe_formula(formula: str, columns: Iterable) -> None:
     """Refuse a formula that is more than columns, operators and known functions.
 
     Formulas are Python: patsy evaluates each term as code. This accepts only
-    the safe grammar described in :mod:`plumestats._formula_safety` (column
-    names, numbers, operators and comparisons, ``C()``, ``I()``, ``Q()``,
-    ``center``/``standardize``/``scale``, ``bs``/``cr``/``cc``/``te`` and
-    numpy's elementwise functions such as ``np.log``), and evaluates nothing.
-    A formula patsy cannot parse passes (patsy then refuses it before running
-    any of it).
+    a safe grammar, and evaluates nothing. Each term's code is parsed with
+    Python's ``ast`` and may hold:
+
+    - column names (also ``Q("name with spaces")``), numbers, ``True`` and
+      ``False``;
+    - the operators ``+ - * / // % ** & | ^ ~``, ``not``, ``and``, ``or`` and
+      the comparisons ``== != < <= > >=`` (a string may be an operand of a
+      comparison: ``I(c == 'u')``);
+    - ``I(expr)``; ``C(expr, contrast, levels=[...])`` with patsy's contrasts
+      (``Treatment(reference=...)``, ``Sum``, ``Helmert``, ``Poly``,
+      ``Diff``) and literal levels;
+    - ``center``, ``standardize``, ``scale``, ``bs``, ``cr``, ``cc`` and
+      ``te`` with literal options;
+    - numpy's elementwise functions (``np.log``, ``np.exp``, ``np.sqrt``,
+      ``np.abs``, ``np.clip``, ``np.where``, the trigonometric ones, ...;
+      positional arguments only) and ``np.pi``, ``np.e``, ``np.inf``,
+      ``np.nan``.
+
+    Anything else is refused: other attributes, subscripts, lambdas,
+    comprehensions, calls of anything else, strings elsewhere, names that are
+    not columns. A formula patsy cannot parse passes (patsy then refuses it
+    before running any of it).
 
     Parameters
     ----------

@@ -147,9 +147,9 @@ def _model_part(model) -> dict:
         check_safe_formula(formula, columns)
     except UnsafeFormulaError as exc:
         raise ExportError(
-            f"{exc}. A JSON file carries only formulas in that grammar, since "
-            "loading it evaluates the formula on new data; save a pickle instead "
-            "(results.save), and share it only with people who trust you"
+            f"{exc}. A JSON file carries only formulas in the safe grammar "
+            "(plumestats.api.check_safe_formula), since loading it evaluates the "
+            "formula on new data; save a pickle instead (results.save)"
         ) from exc
     spec = getattr(data, "model_spec", None) or getattr(data, "design_info", None)
     part["columns"] = columns

@@ -687,7 +687,8 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
 
     # ------------------------------------------------------------- sharing
     def to_json(self) -> str:
-        """The fit as JSON text, safe to share: see :meth:`save_json`."""
+        """The fit as JSON text, safe to share: see
+        :meth:`~plumestats.api.PolyhedralMixtureLogitResults.save_json`."""
         from ._sharing import to_json
 
         return to_json(self)
@@ -730,7 +731,8 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
 
     @classmethod
     def load_json(cls, path):
-        """Load a fit saved by :meth:`save_json` (as
+        """Load a fit saved by
+        :meth:`~plumestats.api.PolyhedralMixtureLogitResults.save_json` (as
         :func:`~plumestats.api.load_json`)."""
         from ._sharing import load_json
 
