@@ -29,6 +29,7 @@ from ._likelihood import (
     linear_scores,
     predict_mean,
 )
+from ._memory import check_fit_memory, check_parameter_count
 from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
@@ -225,6 +226,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         self._exog_named = hasattr(exog, "columns")
         if not _dask.is_dask_collection(exog):
             exog = coerce_exog(exog)
+        if np.ndim(exog) == 2:
+            check_parameter_count(k, int(exog.shape[1]))
         if _dask.is_dask_collection(endog) or _dask.is_dask_collection(exog):
             # the data stay on the Dask workers; see plumestats._dask
             _dask.init_dask_model(
@@ -712,6 +715,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         )
         check_identified(self, alpha)
         chunksize = self._check_chunksize(chunksize, method, cov_type)
+        self._check_memory(chunksize)
         use_t = check_flag(use_t, "use_t", allow_none=True)
         retall = check_flag(retall, "retall")
         full_output = check_flag(full_output, "full_output")
@@ -786,6 +790,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             disp=disp,
             full_output=full_output,
         )
+
+    def _check_memory(self, chunksize) -> None:
+        """Refuse a fit that would not fit in memory, before it starts (a Dask
+        model's partitions live on the workers: not checked here)."""
+        if self._row_source is None:
+            auto = auto_chunksize(self.k_vars, self.k)
+            check_fit_memory(self.nobs, self.k_vars, self.k, chunksize, auto)
 
     def _check_chunksize(self, chunksize, method, cov_type):
         """Validated ``chunksize``: ``None`` or a number of rows."""
