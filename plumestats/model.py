@@ -15,11 +15,14 @@ from ._blocks import BlockProblem
 from ._covariance import BLOCK_COV_TYPES, COV_TYPES
 from ._em import MSTEPS, EMOptions
 from ._formula_data import (
+    announce_transform_drops,
+    check_design_values,
     check_formula_outcome,
     eval_env_for_statsmodels,
     formula_columns,
     numpy_backed,
     precheck_formula_data,
+    refuse_numbers_as_text,
 )
 from ._likelihood import (
     compute_hard_terms,
@@ -242,7 +245,15 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         if np.size(endog) == 1:
             raise ValueError("there is only 1 observation; a fit needs both classes")
         from_formula = "formula" in kwargs
-        if not from_formula:  # patsy has already built a numeric design
+        if from_formula and "missing_idx" not in kwargs:
+            raise TypeError(
+                "formula= is set by from_formula; to fit a formula use "
+                "ps.plume(formula, data, ...) (or "
+                f"{type(self).__name__}.from_formula)"
+            )
+        if from_formula:  # patsy has built the design: name a term's inf
+            check_design_values(exog, missing)
+        else:
             precheck_data(endog, exog, missing)
             if np.ndim(endog) == 2 and np.shape(endog)[1] != 1:
                 raise ValueError(
@@ -344,9 +355,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 # patsy cannot read pd.NA or the "boolean" dtype
                 data = numpy_backed(data, formula_columns(formula, data.columns))
             precheck_formula_data(formula, data, missing)
-            return super().from_formula(
-                formula, data, subset, drop_cols, *args, **kwargs
-            )
+            refuse_numbers_as_text(formula, data)
+            # a transform's NaN (np.log of a negative) is announced below, with
+            # its count, instead of numpy's RuntimeWarning
+            with np.errstate(divide="ignore", invalid="ignore"):
+                model = super().from_formula(
+                    formula, data, subset, drop_cols, *args, **kwargs
+                )
         except PatsyError as exc:
             hint = ""
             if "NameError" in str(exc):
@@ -358,6 +373,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             raise ValueError(
                 f"could not build the design from the formula {formula!r}: {exc}{hint}"
             ) from exc
+        if missing == "drop":
+            used = data if subset is None else data.loc[subset]
+            announce_transform_drops(model, used, formula, stacklevel=2)
+        return model
 
     @property
     def _weights_gamma(self) -> float:
