@@ -182,6 +182,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     The parameter vector is hyperplane-major, ``[w_1, ..., w_K]``, each block
     ordered like the columns of ``exog``, with names ``h1:<column>``, ...
 
+    References
+    ----------
+    K. Shah, P. S. Sastry and N. Manwani, "PLUME: Polyhedral Learning Using
+    Mixture of Experts", arXiv preprint, 2019.
+
     Examples
     --------
     >>> import plumestats.api as ps
