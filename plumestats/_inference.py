@@ -16,10 +16,7 @@ import re
 import numpy as np
 from patsy import DesignInfo, PatsyError
 
-try:  # statsmodels >= 0.15: patsy or formulaic model specs
-    from statsmodels.formula._manager import FormulaManager
-except ImportError:  # pragma: no cover - statsmodels 0.14 (patsy only)
-    FormulaManager = None
+from ._compat import formula_spec, term_slices
 
 __all__ = ["check_alpha", "parse_constraints", "term_constraints"]
 
@@ -49,21 +46,11 @@ def check_alpha(alpha, name: str = "alpha") -> float:
 def _design_terms(model) -> list[tuple[str, list[int]]] | None:
     """``(term name, design column indices)`` of a formula model's terms, or
     ``None`` without a formula."""
-    data = model.data
-    spec = getattr(data, "model_spec", None)
-    if spec is None:  # statsmodels 0.14 keeps patsy's DesignInfo here
-        spec = getattr(data, "design_info", None)
+    spec = formula_spec(model.data)
     if spec is None:
         return None
-    manager = FormulaManager() if FormulaManager is not None else None
-    terms = []
-    for term in spec.terms:
-        if manager is not None:
-            columns, name = manager.get_slice(spec, term), manager.get_term_name(term)
-        else:  # pragma: no cover - statsmodels 0.14
-            columns, name = spec.slice(term), term.name()
-        terms.append((name, list(range(model.k_vars))[columns]))
-    return terms
+    columns = list(range(model.k_vars))
+    return [(name, columns[where]) for name, where in term_slices(spec)]
 
 
 def term_constraints(

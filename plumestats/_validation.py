@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._compat import nullable_as_float
+
 __all__ = [
     "check_choice",
     "check_design",
@@ -557,6 +559,7 @@ def coerce_exog(exog):
             "give each column a distinct name (the parameter names are made from "
             "them)"
         )
+    exog = nullable_as_float(exog)
     if np.ndim(exog) == 2 and np.shape(exog)[1] == 0:
         raise ValueError(
             f"exog has no columns (shape {np.shape(exog)}); the hyperplanes need "

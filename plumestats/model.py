@@ -12,6 +12,7 @@ from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
 from . import _dask, _fitting
 from ._blocks import BlockProblem
+from ._compat import FORMULA_SPEC_KEYWORDS
 from ._covariance import BLOCK_COV_TYPES, COV_TYPES
 from ._em import MSTEPS, EMOptions
 from ._formula_data import (
@@ -60,7 +61,9 @@ __all__ = [
 
 PREDICT_WHICH = ("mean", "var", "decision", "gate", "expert", "linear")
 # what statsmodels' from_formula passes on to the model, besides our arguments
-_FORMULA_KEYWORDS = frozenset({"missing_idx", "formula", "model_spec", "hasconst"})
+_FORMULA_KEYWORDS = frozenset({"missing_idx", "formula", "hasconst"}) | (
+    FORMULA_SPEC_KEYWORDS
+)
 DIRECT_METHODS = ("newton", "bfgs", "lbfgs", "ncg", "cg", "nm", "powell")
 FIT_METHODS = ("em", *DIRECT_METHODS)
 
@@ -185,6 +188,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     The parameter vector is hyperplane-major, ``[w_1, ..., w_K]``, each block
     ordered like the columns of ``exog``, with names ``h1:<column>``, ...
 
+    References
+    ----------
+    K. Shah, P. S. Sastry and N. Manwani, "PLUME: Polyhedral Learning Using
+    Mixture of Experts", arXiv preprint, 2019.
+
     Examples
     --------
     >>> import plumestats.api as ps
@@ -266,7 +274,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         # GenericLikelihoodModel copies every keyword onto the instance; the patsy
         # design info cannot be pickled and already lives on self.data, which
         # knows how to pickle it (as for statsmodels' own formula models).
-        self.__dict__.pop("model_spec", None)
+        for keyword in FORMULA_SPEC_KEYWORDS:
+            self.__dict__.pop(keyword, None)
         self.k = k
         self.gamma = gamma
         try:
