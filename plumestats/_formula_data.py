@@ -142,6 +142,13 @@ def precheck_formula_data(formula: str, data, missing: str) -> None:
     n_nan, n_inf = _count_not_kept(data[numeric], missing)
     counts.update({c: (n_nan[j], n_inf[j]) for j, c in enumerate(numeric)})
     _raise_if_bad("the data", counts)
+    if missing == "drop" and used and data[used].isna().any(axis=1).all():
+        empty = [c for c in used if data[c].isna().all()]
+        which = f" ({', '.join(map(repr, empty))} has no value)" if empty else ""
+        raise ValueError(
+            f"no observations are left after missing='drop': every row has a "
+            f"missing value in a column the formula uses{which}"
+        )
 
 
 def numpy_backed(frame: pd.DataFrame, columns=None) -> pd.DataFrame:

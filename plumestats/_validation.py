@@ -38,10 +38,12 @@ def check_int(value, name: str, minimum: int = 1) -> int:
 
 
 def check_flag(value, name: str, allow_none: bool = False):
-    """``True`` or ``False`` (numpy's booleans too; ``None`` if allowed)."""
+    """``True`` or ``False`` (numpy's booleans, and the integers 0 and 1 that
+    statsmodels' own signatures use, too; ``None`` if allowed)."""
     if value is None and allow_none:
         return None
-    if not isinstance(value, (bool, np.bool_)):
+    is_int = isinstance(value, numbers.Integral) and value in (0, 1)
+    if not (isinstance(value, (bool, np.bool_)) or is_int):
         allowed = "True, False or None" if allow_none else "True or False"
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
     return bool(value)
@@ -560,6 +562,11 @@ def coerce_exog(exog):
             "them)"
         )
     exog = nullable_as_float(exog)
+    if np.ndim(exog) not in (1, 2):
+        raise ValueError(
+            f"exog must be a table of one row per observation (2 dimensions), "
+            f"got {np.ndim(exog)} dimensions, shape {np.shape(exog)}"
+        )
     if np.ndim(exog) == 2 and np.shape(exog)[1] == 0:
         raise ValueError(
             f"exog has no columns (shape {np.shape(exog)}); the hyperplanes need "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -228,6 +229,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         check_choice(missing, "missing", ("none", "drop", "raise"))
         if exog is None:
             raise ValueError("exog is required; pass a design with a constant column")
+        if endog is None or np.ndim(endog) == 0:
+            raise ValueError(
+                "endog must hold one outcome per observation (an array, list or "
+                f"Series), got {'None' if endog is None else type(endog).__name__}"
+            )
         unknown = set(kwargs) - _FORMULA_KEYWORDS
         if unknown:
             raise TypeError(
@@ -262,6 +268,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         if from_formula:  # patsy has built the design: name a term's inf
             check_design_values(exog, missing)
         else:
+            if np.shape(endog)[0] != np.shape(exog)[0]:
+                raise ValueError(
+                    f"endog has {np.shape(endog)[0]} rows but exog has "
+                    f"{np.shape(exog)[0]}: give one outcome per row of the design"
+                )
             precheck_data(endog, exog, missing)
             if np.ndim(endog) == 2 and np.shape(endog)[1] != 1:
                 raise ValueError(
@@ -356,6 +367,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 "PolyhedralMixtureLogit(ddf['y'], ddf[columns].assign(Intercept=1.0)"
                 ", k=...): see the user guide's page on large data"
             )
+        if isinstance(data, Mapping):
+            # a dict of columns, as statsmodels' own formulas took it (0.15
+            # deprecates dicts there, so they become a frame here)
+            data = pd.DataFrame(data)
         if len(data) == 0:
             raise ValueError("there are no observations: the data frame is empty")
         try:
