@@ -135,7 +135,22 @@ def _user_start(model, scaling, start_params):
             f"start_params must be finite; {int(np.sum(~np.isfinite(start)))} values "
             "are NaN or infinite"
         )
-    return scaling.to_internal(start.reshape(model.k, -1)).ravel()
+    internal = scaling.to_internal(start.reshape(model.k, -1)).ravel()
+    largest = float(np.max(np.abs(internal)))
+    if largest > _MAX_START_WEIGHT:
+        raise ValueError(
+            f"start_params are far beyond the scale of the data: in standardised "
+            f"units their largest weight is {largest:.3g}, so every fitted "
+            "probability is 0 or 1 to rounding and no optimiser can move. Use "
+            "values on the scale of a fit (e.g. another fit's params), or leave "
+            "start_params out"
+        )
+    return internal
+
+
+# a weight of a standardised feature beyond which the start is no fit's: the
+# sigmoid saturates at scores near 40, and standardised features are O(1)
+_MAX_START_WEIGHT = 1e6
 
 
 def best_run(problem, traces, reseats=()) -> tuple[np.ndarray, dict]:
@@ -454,15 +469,32 @@ def warn_if_unsettled(
             f"The fit did not converge: {retvals['message']} after "
             f"{retvals['iterations']} iterations (largest |score| "
             f"{retvals['max_abs_score']:.3g}). "
-            + retvals.get(
-                "remedy",
-                "Increase maxiter, or add a small L2 penalty (alpha) if the "
-                "weights keep growing.",
-            ),
+            + retvals.get("remedy", _convergence_remedy(alpha, model.k)),
             ConvergenceWarning,
             stacklevel=5,
         )
     return separated
+
+
+# a penalty per observation beyond this outweighs any log-likelihood gain of a
+# slope (L / N is at most log 2 away from the null): every slope shrinks to 0
+_OVERWHELMING_ALPHA = 1.0
+
+
+def _convergence_remedy(alpha: float, k: int) -> str:
+    """What to try after a fit that did not converge, given its penalty."""
+    if alpha == 0:
+        return (
+            "Increase maxiter, or add a small L2 penalty (alpha) if the weights "
+            "keep growing."
+        )
+    if alpha >= _OVERWHELMING_ALPHA and k > 1:
+        return (
+            f"alpha={alpha:g} shrinks every slope to about zero, so the {k} "
+            "faces collapse onto their intercepts, which are not identified: "
+            "use a smaller alpha (1e-4 to 1e-1 is the usual range) or k=1."
+        )
+    return "Increase maxiter."
 
 
 def _separation_message(nobs: int, n_perfect: int, alpha: float) -> str:

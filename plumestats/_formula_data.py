@@ -12,6 +12,7 @@ for prediction with the same functions.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -22,12 +23,15 @@ from ._compat import STATSMODELS_EVAL_ENV_MAPPING
 from ._validation import _count_not_kept, _raise_if_bad, _refuse_complex
 
 __all__ = [
+    "announce_transform_drops",
+    "check_design_values",
     "check_formula_outcome",
     "eval_env_for_statsmodels",
     "eval_env_one_frame_deeper",
     "formula_columns",
     "numpy_backed",
     "precheck_formula_data",
+    "refuse_numbers_as_text",
 ]
 
 
@@ -138,6 +142,13 @@ def precheck_formula_data(formula: str, data, missing: str) -> None:
     n_nan, n_inf = _count_not_kept(data[numeric], missing)
     counts.update({c: (n_nan[j], n_inf[j]) for j, c in enumerate(numeric)})
     _raise_if_bad("the data", counts)
+    if missing == "drop" and used and data[used].isna().any(axis=1).all():
+        empty = [c for c in used if data[c].isna().all()]
+        which = f" ({', '.join(map(repr, empty))} has no value)" if empty else ""
+        raise ValueError(
+            f"no observations are left after missing='drop': every row has a "
+            f"missing value in a column the formula uses{which}"
+        )
 
 
 def numpy_backed(frame: pd.DataFrame, columns=None) -> pd.DataFrame:
@@ -181,3 +192,87 @@ def numpy_backed(frame: pd.DataFrame, columns=None) -> pd.DataFrame:
     for column, values in converted.items():
         frame[column] = values
     return frame
+
+
+def refuse_numbers_as_text(formula: str, data) -> None:
+    """Refuse a column of numbers stored as text that the formula uses as a
+    number: patsy makes it a factor with one level per distinct value (a
+    400-level factor from 400 rows), and the error that followed spoke of
+    parameters, never of text. A column inside ``C(...)`` is meant as a
+    factor and left alone, as is one with few distinct values (text codes)."""
+    if not isinstance(data, pd.DataFrame):
+        return
+    for column in formula_columns(formula, data.columns):
+        values = data[column]
+        if pd.api.types.is_numeric_dtype(values.dtype) or isinstance(
+            values.dtype, pd.CategoricalDtype
+        ):
+            continue
+        if re.search(rf"C\(\s*{re.escape(str(column))}\b", formula):
+            continue
+        present = values.dropna()
+        numbers = pd.to_numeric(present, errors="coerce")
+        levels = present.nunique()
+        if (
+            len(present)
+            and numbers.notna().all()
+            and levels > max(20, len(present) / 2)
+        ):
+            raise ValueError(
+                f"column {column!r} holds numbers stored as text (e.g. "
+                f"{present.iloc[0]!r}), which the formula would make a factor "
+                f"with {levels} levels; convert it first, "
+                f"data[{column!r}] = pd.to_numeric(data[{column!r}]), or write "
+                f"C({column}) if it really is a category"
+            )
+
+
+def check_design_values(exog, missing: str) -> None:
+    """Infinite values in a formula's design, named by its column (the term):
+    patsy's ``missing='drop'`` drops NaN rows only, and statsmodels' own error,
+    "exog contains inf or nans", names no column."""
+    if not isinstance(exog, pd.DataFrame):
+        return
+    values = exog.to_numpy(dtype=float, copy=False)
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return
+    counts = bad.sum(axis=0)
+    listed = ", ".join(
+        f"{name!r} ({count} rows)"
+        for name, count in zip(exog.columns, counts, strict=True)
+        if count
+    )
+    raise ValueError(
+        f"the formula's terms give non-finite values in {listed} (e.g. a "
+        "division by zero, or np.log of 0); missing='drop' drops rows with "
+        "missing values in the data, not these: change the term, or drop those "
+        "rows from the data first"
+    )
+
+
+def announce_transform_drops(model, data, formula: str, stacklevel: int) -> None:
+    """A ``ValueWarning`` counting the rows that ``missing='drop'`` dropped
+    although their data were complete: a transform made them NaN (``np.log``
+    of a negative value). Rows dropped for missing values in the data are
+    counted beside them."""
+    from statsmodels.tools.sm_exceptions import ValueWarning
+
+    if not isinstance(data, pd.DataFrame):
+        return
+    used = formula_columns(formula, data.columns)
+    incomplete = int(data[used].isna().any(axis=1).sum()) if used else 0
+    transformed = len(data) - model.nobs - incomplete
+    if transformed <= 0:
+        return
+    also = (
+        f", besides {incomplete} with missing values in the data" if incomplete else ""
+    )
+    warnings.warn(
+        f"The formula's transforms gave missing values (NaN) on {transformed} rows "
+        f"whose data are complete (e.g. np.log of a value <= 0), and "
+        f"missing='drop' dropped them{also}: {model.nobs} of {len(data)} rows are "
+        "used. Check the transforms, or pass missing='raise' to stop at such rows.",
+        ValueWarning,
+        stacklevel=stacklevel + 1,
+    )

@@ -16,10 +16,7 @@ import re
 import numpy as np
 from patsy import DesignInfo, PatsyError
 
-try:  # statsmodels >= 0.15: patsy or formulaic model specs
-    from statsmodels.formula._manager import FormulaManager
-except ImportError:  # pragma: no cover - statsmodels 0.14 (patsy only)
-    FormulaManager = None
+from ._compat import formula_spec, term_slices
 
 __all__ = ["check_alpha", "parse_constraints", "term_constraints"]
 
@@ -49,21 +46,11 @@ def check_alpha(alpha, name: str = "alpha") -> float:
 def _design_terms(model) -> list[tuple[str, list[int]]] | None:
     """``(term name, design column indices)`` of a formula model's terms, or
     ``None`` without a formula."""
-    data = model.data
-    spec = getattr(data, "model_spec", None)
-    if spec is None:  # statsmodels 0.14 keeps patsy's DesignInfo here
-        spec = getattr(data, "design_info", None)
+    spec = formula_spec(model.data)
     if spec is None:
         return None
-    manager = FormulaManager() if FormulaManager is not None else None
-    terms = []
-    for term in spec.terms:
-        if manager is not None:
-            columns, name = manager.get_slice(spec, term), manager.get_term_name(term)
-        else:  # pragma: no cover - statsmodels 0.14
-            columns, name = spec.slice(term), term.name()
-        terms.append((name, list(range(model.k_vars))[columns]))
-    return terms
+    columns = list(range(model.k_vars))
+    return [(name, columns[where]) for name, where in term_slices(spec)]
 
 
 def term_constraints(
@@ -143,18 +130,54 @@ def parse_constraints(model, r_matrix):
     that is the problem) and the valid ones.
     """
     if not _is_named_form(r_matrix):
+        _check_matrix_form(model, r_matrix)
         return r_matrix
+    if not (r_matrix if isinstance(r_matrix, dict) else "".join(r_matrix).strip()):
+        raise ValueError(
+            f"the constraint {r_matrix!r} is empty: write one by parameter "
+            f"names, e.g. '{model.data.param_names[-1]} = 0'"
+        )
     names = list(model.data.param_names)
     # with k = 1 the bare column names are further names of the first block's
     # parameters; their coefficients are added onto those (mixing is fine)
     bare = list(model.exog_names) if model.k == 1 else []
     try:
         constraint = DesignInfo(names + bare).linear_constraint(r_matrix)
-    except (PatsyError, ValueError) as exc:
+    except (PatsyError, ValueError, IndexError) as exc:
         raise ValueError(_constraint_message(model, r_matrix, exc)) from exc
     coefs = constraint.coefs[:, : len(names)].copy()
     coefs[:, : len(bare)] += constraint.coefs[:, len(names) :]
     return coefs, constraint.constants
+
+
+def _check_matrix_form(model, r_matrix) -> None:
+    """A constraint matrix ``R`` (or ``(R, q)``) with one column per parameter
+    and a ``q`` with one value per row, or a ``ValueError`` that says so (patsy
+    said "wrong shape for coefs")."""
+    matrix, values = (
+        r_matrix
+        if isinstance(r_matrix, tuple) and len(r_matrix) == 2
+        else (r_matrix, None)
+    )
+    try:
+        matrix = np.atleast_2d(np.asarray(matrix, dtype=float))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "r_matrix must be constraints by parameter name (e.g. 'h1:x1 = 0'), "
+            f"a matrix of numbers or an (R, q) pair; got {type(r_matrix).__name__}"
+        ) from exc
+    n_params = len(model.data.param_names)
+    if matrix.ndim != 2 or matrix.shape[1] != n_params or matrix.shape[0] == 0:
+        raise ValueError(
+            f"r_matrix must have one column per parameter ({n_params}: "
+            f"{', '.join(model.data.param_names)}) and at least one row; got shape "
+            f"{np.shape(matrix)}"
+        )
+    if values is not None and np.size(values) != matrix.shape[0]:
+        raise ValueError(
+            f"q of the (R, q) pair must have one value per row of R "
+            f"({matrix.shape[0]}), got {np.size(values)}"
+        )
 
 
 def _constraint_message(model, r_matrix, exc: Exception) -> str:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from patsy import PatsyError
 
+from ._compat import formula_spec, original_error
 from ._formula_data import formula_columns, numpy_backed
 
 __all__ = ["align_columns", "new_design", "text_in_numeric_columns"]
@@ -134,7 +135,7 @@ def new_design(results, exog, transform: bool, statsmodels_transform):
     except (PatsyError, ValueError, TypeError, KeyError, AttributeError) as exc:
         # statsmodels re-raises patsy's error under a generic first line: lead
         # with the cause, or with the column patsy could not read as a number
-        cause = exc.__cause__ if exc.__cause__ is not None else exc
+        cause = original_error(exc)
         reason = str(cause)
         if isinstance(cause, AttributeError) and "dtype" in reason:
             # patsy's only word for text where a number was expected
@@ -197,7 +198,7 @@ def text_in_numeric_columns(model, frame, whole_factor: bool = False) -> dict:
     themselves (``x1``, not the ``c`` of ``I((c == 'u') * 1.0)``, which may
     rightly hold text) count.
     """
-    info = getattr(model.data, "model_spec", None)
+    info = formula_spec(model.data)
     factor_infos = getattr(info, "factor_infos", None)
     if not factor_infos or not isinstance(frame, pd.DataFrame):
         return {}

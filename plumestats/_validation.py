@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._compat import nullable_as_float
+
 __all__ = [
     "check_choice",
     "check_design",
@@ -36,10 +38,12 @@ def check_int(value, name: str, minimum: int = 1) -> int:
 
 
 def check_flag(value, name: str, allow_none: bool = False):
-    """``True`` or ``False`` (numpy's booleans too; ``None`` if allowed)."""
+    """``True`` or ``False`` (numpy's booleans, and the integers 0 and 1 that
+    statsmodels' own signatures use, too; ``None`` if allowed)."""
     if value is None and allow_none:
         return None
-    if not isinstance(value, (bool, np.bool_)):
+    is_int = isinstance(value, numbers.Integral) and value in (0, 1)
+    if not (isinstance(value, (bool, np.bool_)) or is_int):
         allowed = "True, False or None" if allow_none else "True or False"
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
     return bool(value)
@@ -362,27 +366,54 @@ def check_design(exog: np.ndarray, names: list[str]) -> None:
     check_magnitudes(summary.minimum, summary.maximum, names)
     dependent, partners = _dependent_columns(summary)
     if dependent:
-        varying = summary.maximum > summary.minimum
-        constant = [j for j in dependent if not varying[j]]
-        other = sorted(set(dependent + partners) - set(constant))
-        parts = []
-        if constant:
-            parts.append(
-                "constant besides the intercept: "
-                + ", ".join(repr(names[j]) for j in constant)
-            )
-        if other:
-            parts.append(
-                "linear combinations of other columns: "
-                + ", ".join(repr(names[j]) for j in other)
-            )
         warnings.warn(
-            f"The design matrix is rank deficient ({'; '.join(parts)}). The "
-            "hyperplanes are not identified and standard errors will be NaN: drop "
-            "those columns, or fit with an L2 penalty (alpha > 0).",
+            "The design matrix is rank deficient: "
+            f"{_rank_deficiency(summary, dependent, partners, names, nobs)}. "
+            "Without a penalty the hyperplanes are not identified and their "
+            "standard errors are NaN: drop those columns, or fit with an L2 "
+            "penalty (alpha > 0), which identifies them.",
             CollinearityWarning,
             stacklevel=3,
         )
+
+
+def _rank_deficiency(summary, dependent, partners, names, nobs) -> str:
+    """What makes the design rank deficient, in words: all-zero columns (an
+    unused category level), constants beside the first (the intercept),
+    linear combinations, or more columns than rows."""
+    n_cols = len(names)
+    if nobs < n_cols:
+        return (
+            f"it has {n_cols} columns but only {nobs} rows, so its rank is at "
+            f"most {nobs}"
+        )
+    zero = (summary.minimum == 0) & (summary.maximum == 0)
+    constant = (summary.maximum == summary.minimum) & ~zero
+    first_constant = int(np.argmax(constant)) if constant.any() else None
+    parts = []
+    zeros = [j for j in dependent if zero[j]]
+    if zeros:
+        parts.append(
+            "all zero, "
+            + ", ".join(repr(names[j]) for j in zeros)
+            + " (an unused category level? For a pandas categorical, drop it "
+            "with .cat.remove_unused_categories())"
+        )
+    extra = [j for j in np.flatnonzero(constant) if j != first_constant]
+    if extra:
+        parts.append(
+            f"constant besides the intercept {names[first_constant]!r}: "
+            + ", ".join(repr(names[j]) for j in extra)
+        )
+    # the columns whose combinations are dependent, the intercept included
+    # when the others add up to it (dummies of every level of a factor)
+    combined = sorted(set(dependent + partners) - set(zeros) - set(extra))
+    if combined:
+        parts.append(
+            "linear combinations of other columns: "
+            + ", ".join(repr(names[j]) for j in combined)
+        )
+    return "; ".join(parts)
 
 
 # Rows per block of the design checks: about 1 MiB of float64 (the checks hold a
@@ -491,7 +522,7 @@ def _dependent_columns(summary: DesignSummary) -> tuple[list[int], list[int]]:
     basis = pivots[:rank]
     varying = summary.maximum > summary.minimum
     for j in dependent:
-        if not varying[j] or rank == 0:
+        if j in zero or rank == 0:
             continue
         coef = lstsq(scaled[:, basis], scaled[:, j])[0]
         partners.update(
@@ -529,6 +560,12 @@ def coerce_exog(exog):
             f"exog has more than one column named {', '.join(map(repr, repeated))}; "
             "give each column a distinct name (the parameter names are made from "
             "them)"
+        )
+    exog = nullable_as_float(exog)
+    if np.ndim(exog) not in (1, 2):
+        raise ValueError(
+            f"exog must be a table of one row per observation (2 dimensions), "
+            f"got {np.ndim(exog)} dimensions, shape {np.shape(exog)}"
         )
     if np.ndim(exog) == 2 and np.shape(exog)[1] == 0:
         raise ValueError(

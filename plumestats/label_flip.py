@@ -278,6 +278,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             reseat=reseat,
         )
         check_identified(self, alpha)
+        self._check_memory(None)
         use_t = check_flag(use_t, "use_t", allow_none=True)
         full_output = check_flag(full_output, "full_output")
         flip_start = check_positive_float(flip_start, "flip_start")

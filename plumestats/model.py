@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -12,14 +13,18 @@ from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
 from . import _dask, _fitting
 from ._blocks import BlockProblem
+from ._compat import FORMULA_SPEC_KEYWORDS
 from ._covariance import BLOCK_COV_TYPES, COV_TYPES
 from ._em import MSTEPS, EMOptions
 from ._formula_data import (
+    announce_transform_drops,
+    check_design_values,
     check_formula_outcome,
     eval_env_for_statsmodels,
     formula_columns,
     numpy_backed,
     precheck_formula_data,
+    refuse_numbers_as_text,
 )
 from ._likelihood import (
     compute_hard_terms,
@@ -29,6 +34,7 @@ from ._likelihood import (
     linear_scores,
     predict_mean,
 )
+from ._memory import check_fit_memory, check_parameter_count
 from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
@@ -56,7 +62,9 @@ __all__ = [
 
 PREDICT_WHICH = ("mean", "var", "decision", "gate", "expert", "linear")
 # what statsmodels' from_formula passes on to the model, besides our arguments
-_FORMULA_KEYWORDS = frozenset({"missing_idx", "formula", "model_spec", "hasconst"})
+_FORMULA_KEYWORDS = frozenset({"missing_idx", "formula", "hasconst"}) | (
+    FORMULA_SPEC_KEYWORDS
+)
 DIRECT_METHODS = ("newton", "bfgs", "lbfgs", "ncg", "cg", "nm", "powell")
 FIT_METHODS = ("em", *DIRECT_METHODS)
 
@@ -181,6 +189,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     The parameter vector is hyperplane-major, ``[w_1, ..., w_K]``, each block
     ordered like the columns of ``exog``, with names ``h1:<column>``, ...
 
+    References
+    ----------
+    K. Shah, P. S. Sastry and N. Manwani, "PLUME: Polyhedral Learning Using
+    Mixture of Experts", arXiv preprint, 2019.
+
     Examples
     --------
     >>> import plumestats.api as ps
@@ -216,6 +229,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         check_choice(missing, "missing", ("none", "drop", "raise"))
         if exog is None:
             raise ValueError("exog is required; pass a design with a constant column")
+        if endog is None or np.ndim(endog) == 0:
+            raise ValueError(
+                "endog must hold one outcome per observation (an array, list or "
+                f"Series), got {'None' if endog is None else type(endog).__name__}"
+            )
         unknown = set(kwargs) - _FORMULA_KEYWORDS
         if unknown:
             raise TypeError(
@@ -225,6 +243,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         self._exog_named = hasattr(exog, "columns")
         if not _dask.is_dask_collection(exog):
             exog = coerce_exog(exog)
+        if np.ndim(exog) == 2:
+            check_parameter_count(k, int(exog.shape[1]))
         if _dask.is_dask_collection(endog) or _dask.is_dask_collection(exog):
             # the data stay on the Dask workers; see plumestats._dask
             _dask.init_dask_model(
@@ -239,7 +259,20 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         if np.size(endog) == 1:
             raise ValueError("there is only 1 observation; a fit needs both classes")
         from_formula = "formula" in kwargs
-        if not from_formula:  # patsy has already built a numeric design
+        if from_formula and "missing_idx" not in kwargs:
+            raise TypeError(
+                "formula= is set by from_formula; to fit a formula use "
+                "ps.plume(formula, data, ...) (or "
+                f"{type(self).__name__}.from_formula)"
+            )
+        if from_formula:  # patsy has built the design: name a term's inf
+            check_design_values(exog, missing)
+        else:
+            if np.shape(endog)[0] != np.shape(exog)[0]:
+                raise ValueError(
+                    f"endog has {np.shape(endog)[0]} rows but exog has "
+                    f"{np.shape(exog)[0]}: give one outcome per row of the design"
+                )
             precheck_data(endog, exog, missing)
             if np.ndim(endog) == 2 and np.shape(endog)[1] != 1:
                 raise ValueError(
@@ -252,7 +285,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         # GenericLikelihoodModel copies every keyword onto the instance; the patsy
         # design info cannot be pickled and already lives on self.data, which
         # knows how to pickle it (as for statsmodels' own formula models).
-        self.__dict__.pop("model_spec", None)
+        for keyword in FORMULA_SPEC_KEYWORDS:
+            self.__dict__.pop(keyword, None)
         self.k = k
         self.gamma = gamma
         try:
@@ -333,6 +367,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 "PolyhedralMixtureLogit(ddf['y'], ddf[columns].assign(Intercept=1.0)"
                 ", k=...): see the user guide's page on large data"
             )
+        if isinstance(data, Mapping):
+            # a dict of columns, as statsmodels' own formulas took it (0.15
+            # deprecates dicts there, so they become a frame here)
+            data = pd.DataFrame(data)
         if len(data) == 0:
             raise ValueError("there are no observations: the data frame is empty")
         try:
@@ -341,9 +379,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 # patsy cannot read pd.NA or the "boolean" dtype
                 data = numpy_backed(data, formula_columns(formula, data.columns))
             precheck_formula_data(formula, data, missing)
-            return super().from_formula(
-                formula, data, subset, drop_cols, *args, **kwargs
-            )
+            refuse_numbers_as_text(formula, data)
+            # a transform's NaN (np.log of a negative) is announced below, with
+            # its count, instead of numpy's RuntimeWarning
+            with np.errstate(divide="ignore", invalid="ignore"):
+                model = super().from_formula(
+                    formula, data, subset, drop_cols, *args, **kwargs
+                )
         except PatsyError as exc:
             hint = ""
             if "NameError" in str(exc):
@@ -355,6 +397,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             raise ValueError(
                 f"could not build the design from the formula {formula!r}: {exc}{hint}"
             ) from exc
+        if missing == "drop":
+            used = data if subset is None else data.loc[subset]
+            announce_transform_drops(model, used, formula, stacklevel=2)
+        return model
 
     @property
     def _weights_gamma(self) -> float:
@@ -712,6 +758,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         )
         check_identified(self, alpha)
         chunksize = self._check_chunksize(chunksize, method, cov_type)
+        self._check_memory(chunksize)
         use_t = check_flag(use_t, "use_t", allow_none=True)
         retall = check_flag(retall, "retall")
         full_output = check_flag(full_output, "full_output")
@@ -786,6 +833,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             disp=disp,
             full_output=full_output,
         )
+
+    def _check_memory(self, chunksize) -> None:
+        """Refuse a fit that would not fit in memory, before it starts (a Dask
+        model's partitions live on the workers: not checked here)."""
+        if self._row_source is None:
+            auto = auto_chunksize(self.k_vars, self.k)
+            check_fit_memory(self.nobs, self.k_vars, self.k, chunksize, auto)
 
     def _check_chunksize(self, chunksize, method, cov_type):
         """Validated ``chunksize``: ``None`` or a number of rows."""

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._compat import formula_spec
 from .selection import SELECT_K_COLUMNS, SelectKResults
 
 __all__ = ["plot_convergence", "plot_polyhedron", "plot_select_k"]
@@ -44,7 +45,7 @@ def _formula_variables(model, frame: pd.DataFrame) -> tuple[set[str], set[str]]:
     """Columns of ``frame`` the formula's right-hand side uses, and those among
     them that enter as categorical factors (held at their mode)."""
     used, categorical = set(), set()
-    for factor, info in model.data.model_spec.factor_infos.items():
+    for factor, info in formula_spec(model.data).factor_infos.items():
         code = factor.name()
         names = {c for c in frame.columns if re.search(rf"\b{re.escape(c)}\b", code)}
         used |= names

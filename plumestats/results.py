@@ -16,7 +16,7 @@ from statsmodels.base.model import (
 )
 
 from ._blocks import InMemoryBlocks
-from ._compat import cache_readonly
+from ._compat import cache_readonly, recompute_removed
 from ._covariance import (
     SandwichData,
     compute_covariance,
@@ -202,6 +202,13 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         return generalised_leverage(
             self.model, np.asarray(self.params, dtype=float), self.normalized_cov_params
         )
+
+    def remove_data(self) -> None:
+        """Drop the estimation sample from the results and the model, as
+        statsmodels' ``remove_data``: ``summary()`` and predictions on new
+        data still work, what needs the sample says that it was removed."""
+        super().remove_data()
+        recompute_removed(self)
 
     # -------------------------------------------------------- fit statistics
     @property

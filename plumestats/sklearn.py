@@ -233,6 +233,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
+        _check_labels(y)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y")
         self.classes_, y_coded = np.unique(y, return_inverse=True)
@@ -377,6 +378,26 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+def _check_labels(y: np.ndarray) -> None:
+    """Missing or mutually incomparable labels, named (numpy's sort said
+    "'<' not supported between instances of 'NoneType' and 'str'")."""
+    missing = pd.isna(y)
+    if missing.any():
+        raise ValueError(
+            f"y has {int(missing.sum())} missing labels (None or NaN), e.g. at "
+            f"sample {int(np.flatnonzero(missing)[0])}; drop those samples or give "
+            "them a class"
+        )
+    if y.dtype == object:
+        kinds = sorted({type(label).__name__ for label in y})
+        if len(kinds) > 1:
+            raise ValueError(
+                f"y mixes labels of types {', '.join(kinds)}, which cannot be "
+                "sorted into classes; give every label the same type (e.g. "
+                "y.astype(str))"
+            )
 
 
 def _log_expit_columns(log_odds: np.ndarray) -> np.ndarray:

@@ -212,6 +212,7 @@ def test_table1_combine_refuses_runs_of_different_protocols(table1_smoke):
 
 
 def test_coverage_quick(tmp_path):
+    pytest.importorskip("threadpoolctl", reason="the benchmarks need [bench]")
     stdout = _run("coverage.py", "--quick", "--output", str(tmp_path))
     assert stdout == ""  # progress goes to stderr, results to the files
     table = pd.read_csv(tmp_path / "coverage_quick.csv")
@@ -573,6 +574,7 @@ def test_restart_strategies_quick():
 
 
 def test_prediction_coverage_quick():
+    pytest.importorskip("threadpoolctl", reason="the benchmarks need [bench]")
     stdout = _run("prediction_coverage.py", "--quick")
     lines = stdout.splitlines()
     rows = [line.split("|")[3:-1] for line in lines if line.startswith("| 400 ")]

@@ -135,7 +135,8 @@ class TestLogitParityAtK1:
 
 class TestPolyhedron:
     @pytest.fixture(scope="class")
-    def model(self):
+    @staticmethod
+    def model():
         data, _ = ps.simulate_polyhedron(800, d=2, k=2, noise=0.05, random_state=4)
         return ps.plume("y ~ x1 + x2", data, k=2)
 
@@ -216,7 +217,8 @@ class TestUseT:
 
 class TestOptimiserKeywords:
     @pytest.fixture(scope="class")
-    def model(self):
+    @staticmethod
+    def model():
         data, _ = ps.simulate_polyhedron(400, d=2, k=2, noise=0.05, random_state=2)
         return ps.plume("y ~ x1 + x2", data, k=2)
 
@@ -250,7 +252,8 @@ class TestOptimiserKeywords:
 
 class TestBadCovarianceInput:
     @pytest.fixture(scope="class")
-    def model(self, logistic):
+    @staticmethod
+    def model(logistic):
         endog, exog, _, _ = logistic
         return ps.PolyhedralMixtureLogit(endog, exog, k=1)
 

@@ -65,7 +65,7 @@ def test_example_runs(path, request, tmp_path, capfd, monkeypatch):
     if "{data}" in args:
         data_dir = request.getfixturevalue("data_dir")
         args = [a.replace("{data}", str(data_dir)) for a in args]
-    if path.name in ("real_data.py", "table1.py"):
+    if path.name in ("real_data.py", "table1.py", "polyhedron_plots.py"):
         pytest.importorskip("matplotlib", reason="the example's figure needs [plot]")
     if path.name == "table1.py":
         pytest.importorskip("sklearn", reason="the Table 1 benchmark needs [bench]")

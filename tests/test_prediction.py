@@ -56,6 +56,11 @@ def test_k1_equals_statsmodels_logit(logit_pair, kwargs):
     for alpha in (0.05, 0.1):
         expected = logit_res.get_prediction(**kwargs).summary_frame(alpha=alpha)
         got = plume_res.get_prediction(**kwargs).summary_frame(alpha=alpha)
+        if "exog" in kwargs and not kwargs.get("average"):
+            # the new rows kept, by their labels (statsmodels 0.14 numbers
+            # them 0, 1, 2 instead)
+            assert list(got.index) == ["a", "c", "far"]
+            expected = expected.set_axis(got.index)
         pd.testing.assert_index_equal(got.index, expected.index)
         pd.testing.assert_frame_equal(got, expected, rtol=1e-6, atol=1e-12)
 

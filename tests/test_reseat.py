@@ -20,7 +20,6 @@ from plumestats import (
 )
 from plumestats.api import plume, select_k, spla1
 from plumestats.datasets import simulate_polyhedron
-from plumestats.sklearn import PolyhedralClassifier
 
 
 def _polytope(nobs, d, k, seed):
@@ -152,6 +151,9 @@ def test_reseat_for_the_hard_gate_and_the_label_flip_model(stuck_fit):
 
 
 def test_reseat_in_the_sklearn_estimator():
+    pytest.importorskip("sklearn", reason="plumestats.sklearn needs [sklearn]")
+    from plumestats.sklearn import PolyhedralClassifier
+
     y, exog, _ = _polytope(2000, 5, 6, 2)
     x = exog.drop(columns="Intercept").to_numpy()
     clf = PolyhedralClassifier(k=6, alpha=1e-5, n_init=3, random_state=2, reseat=6)

@@ -1,0 +1,1306 @@
+"""The catalogue of bad and extreme inputs (docs/errors.md, "The catalogue").
+
+Each case is one named input and what a user must get for it: an error of a
+given class whose message holds a fragment naming the argument or the fix
+(``refuses``), a statsmodels warning (``warns``), or a correct fit (``fits``,
+with a check of what makes it correct). ``tests/test_bad_input_catalogue.py``
+runs them all and checks, besides, that no case leaks a ``RuntimeWarning`` and
+that no error comes out of numpy, scipy, patsy, pandas or statsmodels
+unexplained: the innermost frame of every error is plumestats' own code.
+
+The fragments are plain text (not patterns), so that the table in the docs
+reads as the messages do.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from statsmodels.tools.sm_exceptions import (
+    CollinearityWarning,
+    ConvergenceWarning,
+    HessianInversionWarning,
+    PerfectSeparationWarning,
+    ValueWarning,
+)
+
+import plumestats.api as ps
+from plumestats import PolyhedralMixtureLogit as PM
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input and what the user gets for it."""
+
+    name: str
+    run: Callable[[], object]
+    outcome: str  # "refuses", "warns" or "fits"
+    kind: type | None = None  # the error or warning class
+    says: str = ""  # a fragment of the message
+    check: Callable[[object], bool] | None = None  # for fits
+    # errors a third-party API raises by its own contract (scikit-learn's
+    # validation of X for the estimator), besides plumestats' own
+    origin: str = "plumestats"
+
+
+CASES: list[Case] = []
+
+
+def refuses(name, run, kind, says, origin="plumestats"):
+    CASES.append(Case(name, run, "refuses", kind, says, origin=origin))
+
+
+def warns(name, run, kind, says, check=None):
+    CASES.append(Case(name, run, "warns", kind, says, check))
+
+
+def fits(name, run, check=None):
+    CASES.append(Case(name, run, "fits", check=check))
+
+
+# ------------------------------------------------------------------ data
+@functools.cache
+def _frame(nobs: int = 200, seed: int = 0) -> pd.DataFrame:
+    data, _ = ps.simulate_polyhedron(nobs, d=2, k=2, noise=0.1, random_state=seed)
+    return data
+
+
+def frame(nobs: int = 200, seed: int = 0) -> pd.DataFrame:
+    """A small simulated two-face problem: x1, x2 and a 0/1 y (a copy)."""
+    return _frame(nobs, seed).copy()
+
+
+def design(data=None) -> np.ndarray:
+    data = frame() if data is None else data
+    return np.column_stack([np.ones(len(data)), data[["x1", "x2"]].to_numpy()])
+
+
+def outcome(data=None) -> np.ndarray:
+    return (frame() if data is None else data)["y"].to_numpy()
+
+
+@functools.cache
+def formula_fit():
+    return ps.plume("y ~ x1 + x2", frame(), k=2).fit()
+
+
+@functools.cache
+def array_fit():
+    exog = frame()[["x1", "x2"]].assign(const=1.0)
+    return PM(frame()["y"], exog, k=2).fit()
+
+
+def fit_ok(res) -> bool:
+    """A fit that reached a regular maximum with finite estimates."""
+    return bool(res.converged) and np.all(np.isfinite(np.asarray(res.params)))
+
+
+def same_llf_as_plain(res, nobs=200) -> bool:
+    return abs(res.llf - ps.plume("y ~ x1 + x2", frame(nobs), k=2).fit().llf) < 1e-6
+
+
+def with_column(name, values):
+    data = frame()
+    data[name] = values
+    return data
+
+
+N = 200
+RNG = np.random.default_rng(12345)
+NOISE = RNG.normal(size=N)
+
+# ================================================================ outcome
+refuses(
+    "outcome with three levels (arrays)",
+    lambda: PM(np.arange(N) % 3, design(), k=2),
+    ValueError,
+    "two levels, found 3",
+)
+refuses(
+    "outcome with three text levels (formula)",
+    lambda: ps.plume(
+        "g ~ x1", with_column("g", np.array(["a", "b", "c"] * 67)[:N]), k=2
+    ),
+    ValueError,
+    "two levels, found 3",
+)
+refuses(
+    "outcome with one level (arrays)",
+    lambda: PM(np.ones(N), design(), k=2),
+    ValueError,
+    "two levels, found 1",
+)
+refuses(
+    "outcome with one level (formula)",
+    lambda: ps.plume("y ~ x1", with_column("y", np.zeros(N, int)), k=2),
+    ValueError,
+    "two levels, found 1",
+)
+refuses(
+    "continuous outcome",
+    lambda: PM(NOISE, design(), k=2),
+    ValueError,
+    "two levels, found 200",
+)
+refuses(
+    "outcome of two columns (arrays)",
+    lambda: PM(np.column_stack([outcome(), outcome()]), design(), k=2),
+    ValueError,
+    "one column of outcomes",
+)
+refuses(
+    "outcome shorter than the design",
+    lambda: PM(outcome()[:150], design(), k=2),
+    ValueError,
+    "endog has 150 rows but exog has 200",
+)
+refuses(
+    "all-missing outcome, missing='none'",
+    lambda: PM(np.full(N, np.nan), design(), k=2),
+    ValueError,
+    "missing",
+)
+refuses(
+    "all-missing outcome, missing='drop'",
+    lambda: PM(np.full(N, np.nan), design(), k=2, missing="drop"),
+    ValueError,
+    "no observations",
+)
+refuses(
+    "None in a text outcome, missing='none'",
+    lambda: PM(np.array(["a", "b", None, "a"] * 50, dtype=object), design(), k=2),
+    ValueError,
+    "missing",
+)
+refuses(
+    "infinite value in the outcome",
+    lambda: PM(np.where(np.arange(N) == 3, np.inf, outcome()), design(), k=2),
+    ValueError,
+    "endog",
+)
+refuses(
+    "complex outcome",
+    lambda: PM(outcome() + 0j, design(), k=2),
+    ValueError,
+    "complex",
+)
+refuses(
+    "empty outcome and design",
+    lambda: PM(np.empty(0), np.empty((0, 3)), k=2),
+    ValueError,
+    "no observations",
+)
+refuses(
+    "a single observation",
+    lambda: PM(np.array([1.0]), np.ones((1, 2)), k=1),
+    ValueError,
+    "only 1 observation",
+)
+refuses(
+    "outcome None",
+    lambda: PM(None, design(), k=2),
+    ValueError,
+    "endog must hold one outcome per observation",
+)
+refuses(
+    "outcome a scalar",
+    lambda: PM(1, design(), k=2),
+    ValueError,
+    "endog must hold one outcome per observation",
+)
+fits(
+    "outcome coded -1/+1",
+    lambda: PM(2 * outcome() - 1, design(), k=2).fit(),
+    fit_ok,
+)
+fits(
+    "outcome coded as booleans",
+    lambda: PM(outcome().astype(bool), design(), k=2).fit(),
+    fit_ok,
+)
+fits(
+    "outcome coded as text 'no'/'yes'",
+    lambda: PM(np.where(outcome() == 1, "yes", "no"), design(), k=2).fit(),
+    fit_ok,
+)
+fits(
+    "outcome as a column vector (N, 1)",
+    lambda: PM(outcome()[:, None], design(), k=2).fit(),
+    fit_ok,
+)
+refuses(
+    "outcome coded 0/0.5",
+    lambda: PM(outcome() / 2, design(), k=2),
+    ValueError,
+    "found levels 0 and 0.5",
+)
+fits(
+    "text 'True'/'False' outcome (arrays)",
+    lambda: PM(outcome().astype(bool).astype(str), design(), k=2).fit(),
+    fit_ok,
+)
+fits(
+    "categorical outcome with an unused third category",
+    lambda: PM(
+        pd.Categorical(np.where(outcome() == 1, "in", "out"), ["in", "out", "x"]),
+        design(),
+        k=2,
+    ).fit(),
+    fit_ok,
+)
+fits(
+    "nullable Int64 outcome with pd.NA, missing='drop' (formula)",
+    lambda: ps.plume(
+        "y ~ x1 + x2",
+        with_column("y", pd.array(np.where(np.arange(N) == 5, -1, outcome()))).assign(
+            y=lambda d: d["y"].mask(d["y"] == -1)
+        ),
+        k=2,
+    ).fit(),
+    lambda res: res.nobs == N - 1,
+)
+fits(
+    "boolean outcome with pd.NA, missing='drop' (formula)",
+    lambda: ps.plume(
+        "y ~ x1 + x2",
+        with_column(
+            "y",
+            pd.array([None if i == 7 else bool(v) for i, v in enumerate(outcome())]),
+        ),
+        k=2,
+    ).fit(),
+    lambda res: res.nobs == N - 1,
+)
+refuses(
+    "outcome column missing from the data",
+    lambda: ps.plume("yy ~ x1", frame(), k=2),
+    ValueError,
+    "yy",
+)
+refuses(
+    "a text outcome with one class left after missing='drop'",
+    lambda: ps.plume(
+        "g ~ x1",
+        with_column("g", np.where(np.arange(N) < 190, None, "a")),
+        k=2,
+    ),
+    ValueError,
+    "two levels",
+)
+
+# ================================================================ design
+refuses("exog None", lambda: PM(outcome(), None, k=2), ValueError, "exog is required")
+refuses(
+    "three-dimensional exog",
+    lambda: PM(outcome(), np.ones((N, 2, 2)), k=2),
+    ValueError,
+    "got 3 dimensions",
+)
+refuses(
+    "exog without columns",
+    lambda: PM(outcome(), np.empty((N, 0)), k=2),
+    ValueError,
+    "no columns",
+)
+refuses(
+    "text exog (arrays)",
+    lambda: PM(outcome(), np.array([["a", "b"]] * N), k=2),
+    ValueError,
+    "numeric",
+)
+refuses(
+    "NaN in exog, missing='none'",
+    lambda: PM(outcome(), np.where(np.arange(N)[:, None] == 2, np.nan, design()), k=2),
+    ValueError,
+    "missing value",
+)
+refuses(
+    "infinite value in exog",
+    lambda: PM(outcome(), np.where(np.arange(N)[:, None] == 2, np.inf, design()), k=2),
+    ValueError,
+    "infinite",
+)
+refuses(
+    "-inf in exog with missing='drop'",
+    lambda: PM(
+        outcome(),
+        np.where(np.arange(N)[:, None] == 2, -np.inf, design()),
+        k=2,
+        missing="drop",
+    ),
+    ValueError,
+    "infinite",
+)
+refuses(
+    "complex exog",
+    lambda: PM(outcome(), design() + 0j, k=2),
+    ValueError,
+    "complex",
+)
+refuses(
+    "sparse exog",
+    lambda: PM(outcome(), __import__("scipy.sparse").sparse.csr_matrix(design()), k=2),
+    TypeError,
+    "sparse",
+)
+refuses(
+    "ragged list of rows",
+    lambda: PM([0, 1, 0], [[1, 2], [1], [1, 2, 3]], k=1),
+    ValueError,
+    "table of numbers",
+)
+refuses(
+    "repeated column names",
+    lambda: PM(outcome(), pd.DataFrame(design(), columns=["a", "b", "a"]), k=2),
+    ValueError,
+    "more than one column named 'a'",
+)
+refuses(
+    "a column beyond 1e150",
+    lambda: PM(outcome(), design() * np.array([1, 1e160, 1]), k=2),
+    ValueError,
+    "columns of extreme magnitude",
+)
+refuses(
+    "a column below 1e-150",
+    lambda: PM(outcome(), design() * np.array([1, 1e-200, 1]), k=2),
+    ValueError,
+    "columns of extreme magnitude",
+)
+refuses(
+    "datetime column in an array-interface DataFrame",
+    lambda: PM(
+        outcome(),
+        pd.DataFrame({"c": 1.0, "t": pd.date_range("2020-01-01", periods=N)}),
+        k=2,
+    ),
+    ValueError,
+    "not numeric",
+)
+refuses(
+    "categorical column in an array-interface DataFrame",
+    lambda: PM(
+        outcome(),
+        pd.DataFrame({"c": 1.0, "g": pd.Categorical(np.arange(N) % 2)}),
+        k=2,
+    ),
+    ValueError,
+    "encode them",
+)
+refuses(
+    "object column of text in an array-interface DataFrame",
+    lambda: PM(outcome(), pd.DataFrame({"c": 1.0, "g": ["a"] * N}), k=2),
+    ValueError,
+    "not numeric",
+)
+fits(
+    "exog as a list of rows",
+    lambda: PM(outcome(), design().tolist(), k=2).fit(),
+    fit_ok,
+)
+fits(
+    "integer and boolean columns",
+    lambda: PM(
+        outcome(),
+        pd.DataFrame(
+            {"c": 1, "b": np.arange(N) % 2 == 0, "x": frame()["x1"].to_numpy()}
+        ),
+        k=2,
+    ).fit(alpha=1e-3),
+    fit_ok,
+)
+fits(
+    "float32 design",
+    lambda: PM(outcome(), design().astype(np.float32), k=2).fit(),
+    lambda res: abs(res.llf - PM(outcome(), design(), k=2).fit().llf) < 1e-3,
+)
+fits(
+    "Fortran-ordered design",
+    lambda: PM(outcome(), np.asfortranarray(design()), k=2).fit(),
+    lambda res: abs(res.llf - PM(outcome(), design(), k=2).fit().llf) < 1e-9,
+)
+fits(
+    "a strided view of a wider design",
+    lambda: PM(outcome(), np.column_stack([design(), NOISE])[:, [0, 1, 2]], k=2).fit(),
+    lambda res: abs(res.llf - PM(outcome(), design(), k=2).fit().llf) < 1e-9,
+)
+fits(
+    "a design without a constant",
+    lambda: PM(outcome(), design()[:, 1:], k=2).fit(),
+    lambda res: np.all(np.isfinite(np.asarray(res.params))),
+)
+fits(
+    "nullable Float64 column with pd.NA, missing='drop'",
+    lambda: PM(
+        outcome(),
+        pd.DataFrame(design(), columns=["c", "x1", "x2"])
+        .astype("Float64")
+        .mask((np.arange(N) == 4)[:, None] & np.array([False, True, False])),
+        k=2,
+        missing="drop",
+    ).fit(),
+    lambda res: res.nobs == N - 1,
+)
+fits(
+    "MultiIndex columns",
+    lambda: PM(
+        outcome(),
+        pd.DataFrame(
+            design(),
+            columns=pd.MultiIndex.from_tuples([("c", ""), ("x", "1"), ("x", "2")]),
+        ),
+        k=2,
+    ).fit(),
+    lambda res: list(res.model.exog_names) == ["c", "x_1", "x_2"],
+)
+fits(
+    "integer column labels",
+    lambda: PM(outcome(), pd.DataFrame(design(), columns=[2, 1, 0]), k=2).fit(),
+    fit_ok,
+)
+warns(
+    "two constant columns",
+    lambda: PM(outcome(), np.column_stack([design(), np.full(N, 2.0)]), k=2),
+    CollinearityWarning,
+    "constant besides the intercept",
+)
+warns(
+    "an all-zero column",
+    lambda: PM(outcome(), np.column_stack([design(), np.zeros(N)]), k=2),
+    CollinearityWarning,
+    "all zero",
+)
+warns(
+    "a duplicated column",
+    lambda: PM(outcome(), np.column_stack([design(), design()[:, 1]]), k=2),
+    CollinearityWarning,
+    "linear combinations",
+)
+WIDE = np.column_stack([np.ones(10), RNG.normal(size=(10, 14))])
+warns(
+    "more columns than rows",
+    lambda: PM(outcome()[:10], WIDE, k=1),
+    CollinearityWarning,
+    "15 columns but only 10 rows",
+)
+fits(
+    "more columns than rows, with a penalty",
+    lambda: PM(outcome()[:10], WIDE, k=1).fit(alpha=1e-2),
+    lambda res: np.all(np.isfinite(np.asarray(res.bse))),
+)
+refuses(
+    "more parameters than rows without a penalty",
+    lambda: PM(
+        outcome()[:8], np.column_stack([np.ones(8), RNG.normal(size=(8, 9))]), k=1
+    ).fit(),
+    ValueError,
+    "parameters but only 8 observations",
+)
+
+# ================================================================ model arguments
+for bad_k in (0, -1, 2.5, "2", None, True, float("nan")):
+    refuses(
+        f"k={bad_k!r}",
+        lambda bad_k=bad_k: PM(outcome(), design(), k=bad_k),
+        ValueError,
+        "k must be an integer >= 1",
+    )
+refuses(
+    "k=2**62",
+    lambda: PM(outcome(), design(), k=2**62),
+    MemoryError,
+    "use a smaller k",
+)
+fits("k as numpy int64", lambda: PM(outcome(), design(), k=np.int64(2)).fit(), fit_ok)
+for bad_gamma in (0, -1, float("nan"), "1", None, [1.0, 2.0]):
+    refuses(
+        f"gamma={bad_gamma!r}",
+        lambda bad_gamma=bad_gamma: PM(outcome(), design(), k=2, gamma=bad_gamma),
+        ValueError,
+        "gamma must be a finite number > 0",
+    )
+refuses(
+    "gamma=inf",
+    lambda: PM(outcome(), design(), k=2, gamma=np.inf),
+    ValueError,
+    "hard-gating model",
+)
+refuses(
+    "gamma=1e7",
+    lambda: PM(outcome(), design(), k=2, gamma=1e7),
+    ValueError,
+    "gamma must be at most",
+)
+fits(
+    "gamma as numpy float32",
+    lambda: PM(outcome(), design(), k=2, gamma=np.float32(2)).fit(),
+    fit_ok,
+)
+refuses(
+    "missing='zap'",
+    lambda: PM(outcome(), design(), k=2, missing="zap"),
+    ValueError,
+    "missing must be one of",
+)
+refuses(
+    "inside=2",
+    lambda: PM(outcome(), design(), k=2, inside=2),
+    ValueError,
+    "inside must be",
+)
+refuses(
+    "inside a label the outcome does not have",
+    lambda: PM(np.where(outcome() == 1, "yes", "no"), design(), k=2, inside="maybe"),
+    ValueError,
+    "inside must be one of",
+)
+refuses(
+    "misspelt model keyword (gama=2)",
+    lambda: PM(outcome(), design(), k=2, gama=2.0),
+    TypeError,
+    "gama",
+)
+refuses(
+    "formula= on the array model",
+    lambda: PM(outcome(), design(), k=2, formula="y ~ x"),
+    TypeError,
+    "formula= is set by from_formula",
+)
+refuses(
+    "HardPolyhedralLogit with a finite gamma",
+    lambda: ps.HardPolyhedralLogit(outcome(), design(), k=2, gamma=2.0),
+    TypeError,
+    "gamma = inf",
+)
+
+# ================================================================ formulas
+refuses(
+    "formula not a string",
+    lambda: ps.plume(123, frame(), k=2),
+    TypeError,
+    "formula must be a string",
+)
+refuses(
+    "empty formula", lambda: ps.plume("", frame(), k=2), ValueError, "has no outcome"
+)
+refuses(
+    "formula without ~",
+    lambda: ps.plume("x1 + x2", frame(), k=2),
+    ValueError,
+    "has no outcome",
+)
+refuses(
+    "two outcome terms",
+    lambda: ps.plume("y + x1 ~ x2", frame(), k=2),
+    ValueError,
+    "left-hand side must be one outcome",
+)
+refuses(
+    "formula syntax error",
+    lambda: ps.plume("y ~ x1 +", frame(), k=2),
+    ValueError,
+    "could not build the design from the formula",
+)
+refuses(
+    "a name that is neither a column nor defined",
+    lambda: ps.plume("y ~ x1 + zz", frame(), k=2),
+    ValueError,
+    "name 'zz' is not defined",
+)
+refuses(
+    "empty data frame",
+    lambda: ps.plume("y ~ x1", frame().iloc[:0], k=2),
+    ValueError,
+    "no observations",
+)
+refuses(
+    "NaN in a formula column, missing='none'",
+    lambda: ps.plume(
+        "y ~ x1 + x2",
+        with_column("x1", np.where(np.arange(N) == 1, np.nan, NOISE)),
+        k=2,
+        missing="none",
+    ),
+    ValueError,
+    "x1",
+)
+refuses(
+    "infinite value in a formula column",
+    lambda: ps.plume(
+        "y ~ x1 + x2",
+        with_column("x1", np.where(np.arange(N) == 1, np.inf, NOISE)),
+        k=2,
+    ),
+    ValueError,
+    "x1",
+)
+refuses(
+    "a term that divides by zero, I(x1/0)",
+    lambda: ps.plume("y ~ I(x1/0) + x2", frame(), k=2),
+    ValueError,
+    "'I(x1 / 0)' (200 rows)",
+)
+warns(
+    "np.log of negative values drops rows",
+    lambda: ps.plume("y ~ np.log(x1 + 1) + x2", frame(), k=2),
+    ValueWarning,
+    "missing='drop' dropped them",
+)
+refuses(
+    "numbers stored as text",
+    lambda: ps.plume(
+        "y ~ x1 + x2", with_column("x1", [f"{v:.4f}" for v in NOISE]), k=2
+    ),
+    ValueError,
+    "numbers stored as text",
+)
+refuses(
+    "text column inside arithmetic",
+    lambda: ps.plume(
+        "y ~ I(x1 - 1) + x2", with_column("x1", np.array(["a", "b"] * 100)), k=2
+    ),
+    ValueError,
+    "x1",
+)
+warns(
+    "categorical with an unused level",
+    lambda: ps.plume(
+        "y ~ x1 + C(g)",
+        with_column("g", pd.Categorical(np.arange(N) % 2, categories=[0, 1, 2])),
+        k=2,
+    ),
+    CollinearityWarning,
+    "unused category level",
+)
+refuses(
+    "unknown reference level in Treatment()",
+    lambda: ps.plume(
+        "y ~ x1 + C(g, Treatment(reference='zz'))",
+        with_column("g", np.array(["a", "b"] * 100)),
+        k=2,
+    ),
+    ValueError,
+    "could not build the design",
+)
+refuses(
+    "formula with no columns (y ~ 0)",
+    lambda: ps.plume("y ~ 0", frame(), k=2),
+    ValueError,
+    "no columns",
+)
+warns(
+    "intercept only, k=2 (y ~ 1)",
+    lambda: ps.plume("y ~ 1", frame(), k=2).fit(),
+    HessianInversionWarning,
+    "cannot be inverted",
+)
+fits(
+    "formula without an intercept (- 1)",
+    lambda: ps.plume("y ~ x1 + x2 - 1", frame(), k=2).fit(),
+    lambda res: "Intercept" not in res.model.exog_names,
+)
+fits(
+    "Q() for a column name with a space",
+    lambda: ps.plume(
+        "y ~ Q('x 1') + x2", frame().rename(columns={"x1": "x 1"}), k=2
+    ).fit(),
+    lambda res: abs(res.llf - formula_fit().llf) < 1e-8,
+)
+fits(
+    "boolean feature column",
+    lambda: ps.plume("y ~ x1 + b", with_column("b", np.arange(N) % 3 == 0), k=2).fit(),
+    lambda res: "b[T.True]" in res.model.exog_names,
+)
+fits(
+    "a subset mask",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=2, subset=np.arange(N) < 150).fit(),
+    lambda res: res.nobs == 150,
+)
+fits(
+    "data as a dict of columns",
+    lambda: ps.plume(
+        "y ~ x1 + x2", {c: frame()[c].to_numpy() for c in ("y", "x1", "x2")}, k=2
+    ).fit(),
+    lambda res: abs(res.llf - formula_fit().llf) < 1e-8,
+)
+refuses(
+    "eval_env of the wrong kind",
+    lambda: ps.plume("y ~ x1", frame(), k=2, eval_env="caller"),
+    TypeError,
+    "eval_env must be an integer depth",
+)
+refuses(
+    "eval_env below -1",
+    lambda: ps.plume("y ~ x1", frame(), k=2, eval_env=-3),
+    ValueError,
+    "eval_env must be -1",
+)
+refuses(
+    "one class left after missing='drop' (formula)",
+    lambda: ps.plume(
+        "y ~ x1",
+        with_column("x1", np.where(frame()["y"] == 1, np.nan, frame()["x1"])),
+        k=2,
+    ),
+    ValueError,
+    "after missing='drop' removed",
+)
+
+# ================================================================ fit options
+FIT_REFUSALS = [
+    ("maxiter=0", {"maxiter": 0}, ValueError, "maxiter must be an integer >= 1"),
+    ("maxiter=1.5", {"maxiter": 1.5}, ValueError, "maxiter must be an integer"),
+    ("tol=0", {"tol": 0}, ValueError, "tol must be a finite number > 0"),
+    ("tol=nan", {"tol": float("nan")}, ValueError, "tol must be a finite number"),
+    ("em_tol=-1", {"em_tol": -1}, ValueError, "em_tol must be a finite number > 0"),
+    ("alpha=-1", {"alpha": -1}, ValueError, "alpha must be a finite number >= 0"),
+    ("alpha=nan", {"alpha": float("nan")}, ValueError, "alpha must be a finite number"),
+    ("alpha as text", {"alpha": "1e-3"}, ValueError, "alpha must be a finite number"),
+    ("alpha=inf", {"alpha": float("inf")}, ValueError, "alpha must be a finite number"),
+    ("n_init=0", {"n_init": 0}, ValueError, "n_init must be an integer >= 1"),
+    ("n_init=2.5", {"n_init": 2.5}, ValueError, "n_init must be an integer"),
+    ("random_state as text", {"random_state": "abc"}, ValueError, "random_state"),
+    ("random_state=-1", {"random_state": -1}, ValueError, "random_state"),
+    ("method='lm'", {"method": "lm"}, ValueError, "method must be one of"),
+    ("mstep='simplex'", {"mstep": "simplex"}, ValueError, "mstep must be one of"),
+    ("init='pca'", {"init": "pca"}, ValueError, "init must be one of"),
+    ("cov_type='HC4'", {"cov_type": "HC4"}, ValueError, "cov_type must be one of"),
+    (
+        "cluster without groups",
+        {"cov_type": "cluster"},
+        ValueError,
+        "needs the cluster labels",
+    ),
+    (
+        "cluster labels with NaN",
+        {
+            "cov_type": "cluster",
+            "cov_kwds": {
+                "groups": np.where(np.arange(N) == 0, np.nan, np.arange(N) % 5)
+            },
+        },
+        ValueError,
+        "missing cluster labels",
+    ),
+    (
+        "cluster labels of the wrong length",
+        {"cov_type": "cluster", "cov_kwds": {"groups": np.arange(10)}},
+        ValueError,
+        "one label per observation",
+    ),
+    (
+        "one cluster",
+        {"cov_type": "cluster", "cov_kwds": {"groups": np.zeros(N)}},
+        ValueError,
+        "at least two clusters",
+    ),
+    (
+        "cov_kwds with HC0",
+        {"cov_type": "HC0", "cov_kwds": {"groups": [1]}},
+        ValueError,
+        "takes no cov_kwds",
+    ),
+    (
+        "use_t as text",
+        {"use_t": "yes"},
+        ValueError,
+        "use_t must be True, False or None",
+    ),
+    ("retall as text", {"retall": "no"}, ValueError, "retall must be True or False"),
+    ("full_output as text", {"full_output": "all"}, ValueError, "full_output must be"),
+    (
+        "start_params of the wrong length",
+        {"start_params": np.zeros(5)},
+        ValueError,
+        "start_params must have 6 values",
+    ),
+    (
+        "start_params with NaN",
+        {"start_params": np.full(6, np.nan)},
+        ValueError,
+        "start_params must be finite",
+    ),
+    (
+        "start_params as text",
+        {"start_params": "abc"},
+        ValueError,
+        "start_params must be an array of numbers",
+    ),
+    (
+        "start_params of 1e200",
+        {"start_params": np.full(6, 1e200)},
+        ValueError,
+        "far beyond the scale of the data",
+    ),
+    (
+        "start_params of 1e200 with bfgs",
+        {"start_params": np.full(6, 1e200), "method": "bfgs"},
+        ValueError,
+        "far beyond the scale of the data",
+    ),
+    ("chunksize=0", {"chunksize": 0}, ValueError, "chunksize must be an integer >= 1"),
+    ("chunksize as text", {"chunksize": "big"}, ValueError, "chunksize must be one of"),
+    (
+        "chunksize with bfgs",
+        {"chunksize": 50, "method": "bfgs"},
+        ValueError,
+        "needs the whole design in memory",
+    ),
+    (
+        "HC3 by row blocks",
+        {"chunksize": 50, "cov_type": "HC3"},
+        ValueError,
+        "needs every observation",
+    ),
+    ("reseat=-1", {"reseat": -1}, ValueError, "reseat must be an integer >= 0"),
+    (
+        "reseat with bfgs",
+        {"reseat": 2, "method": "bfgs"},
+        ValueError,
+        "reseat needs method='em'",
+    ),
+    ("unknown fit keyword", {"foo": 1}, TypeError, "foo"),
+    (
+        "unknown optimiser keyword",
+        {"method": "newton", "gtol": 1e-3},
+        TypeError,
+        "gtol",
+    ),
+    (
+        "alpha with a statsmodels optimiser",
+        {"method": "nm", "alpha": 1e-3},
+        ValueError,
+        "alpha > 0 needs method='em'",
+    ),
+]
+for label, options, kind, says in FIT_REFUSALS:
+    refuses(
+        f"fit({label})",
+        lambda options=options: ps.plume("y ~ x1 + x2", frame(), k=2).fit(**options),
+        kind,
+        says,
+    )
+fits(
+    "full_output=1 and retall=0, statsmodels' integer flags",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=2).fit(full_output=1, retall=0),
+    fit_ok,
+)
+fits(
+    "maxiter as numpy int",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=2).fit(maxiter=np.int64(200)),
+    fit_ok,
+)
+warns(
+    "alpha=1e300 collapses the faces",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=2).fit(alpha=1e300, maxiter=50),
+    ConvergenceWarning,
+    "shrinks every slope to about zero",
+)
+warns(
+    "maxiter=2",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=2).fit(maxiter=2),
+    ConvergenceWarning,
+    "did not converge",
+)
+warns(
+    "separable data without a penalty",
+    lambda: ps.plume(
+        "y ~ x1 + x2", with_column("y", (frame()["x1"] > 0).astype(int)), k=1
+    ).fit(),
+    PerfectSeparationWarning,
+    "fit(alpha=1e-3)",
+)
+fits(
+    "separable data with a penalty",
+    lambda: ps.plume(
+        "y ~ x1 + x2", with_column("y", (frame()["x1"] > 0).astype(int)), k=1
+    ).fit(alpha=1e-2),
+    fit_ok,
+)
+refuses(
+    "fit_regularized(method='l1')",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=2).fit_regularized(method="l1"),
+    ValueError,
+    "method must be one of",
+)
+refuses(
+    "label-flip fit with flip_start=0.5",
+    lambda: ps.plume_flip("y ~ x1 + x2", frame(), k=2).fit(flip_start=0.5),
+    ValueError,
+    "flip_start must be below 0.5",
+)
+refuses(
+    "label-flip fit with method='bfgs'",
+    lambda: ps.plume_flip("y ~ x1 + x2", frame(), k=2).fit(method="bfgs"),
+    ValueError,
+    "method must be one of",
+)
+
+# ================================================================ results
+RESULT_REFUSALS = [
+    (
+        "predict(an array) on a formula model",
+        lambda r: r.predict(np.zeros((3, 2))),
+        TypeError,
+        "pass a DataFrame",
+    ),
+    (
+        "predict(a list) on a formula model",
+        lambda r: r.predict([[0.1, 0.2]]),
+        TypeError,
+        "with the columns 'x1', 'x2'",
+    ),
+    (
+        "get_prediction(an array) on a formula model",
+        lambda r: r.get_prediction(np.zeros((3, 2))),
+        TypeError,
+        "pass a DataFrame",
+    ),
+    (
+        "predict a frame missing a column",
+        lambda r: r.predict(frame().drop(columns="x2")),
+        ValueError,
+        "x2",
+    ),
+    (
+        "predict which='foo'",
+        lambda r: r.predict(frame(), which="foo"),
+        ValueError,
+        "which must be one of",
+    ),
+    (
+        "predict text in a numeric column",
+        lambda r: r.predict(with_column("x1", ["a"] * N)),
+        ValueError,
+        "x1",
+    ),
+    (
+        "get_prediction alpha=1.5",
+        lambda r: r.get_prediction(frame()).summary_frame(alpha=1.5),
+        ValueError,
+        "alpha must be",
+    ),
+    ("conf_int alpha=0", lambda r: r.conf_int(alpha=0), ValueError, "alpha must be"),
+    (
+        "conf_int method='foo'",
+        lambda r: r.conf_int(method="foo"),
+        ValueError,
+        "method must be one of",
+    ),
+    ("t_test of an empty constraint", lambda r: r.t_test(""), ValueError, "is empty"),
+    (
+        "t_test of an unknown name",
+        lambda r: r.t_test("h1:zz = 0"),
+        ValueError,
+        "'h1:zz' is not a parameter name",
+    ),
+    (
+        "t_test of a bare column at k=2",
+        lambda r: r.t_test("x1 = 0"),
+        ValueError,
+        "name its hyperplane",
+    ),
+    (
+        "f_test of a 3x3 identity",
+        lambda r: r.f_test(np.eye(3)),
+        ValueError,
+        "one column per parameter (6",
+    ),
+    (
+        "wald_test of a matrix of the wrong width",
+        lambda r: r.wald_test(np.ones((1, 4)), scalar=True),
+        ValueError,
+        "one column per parameter",
+    ),
+    (
+        "t_test of (R, q) with q too long",
+        lambda r: r.t_test((np.eye(6)[:1], [0, 1])),
+        ValueError,
+        "one value per row",
+    ),
+    (
+        "t_test of an empty list",
+        lambda r: r.t_test([]),
+        ValueError,
+        "one column per parameter",
+    ),
+    ("summary alpha=2", lambda r: r.summary(alpha=2), ValueError, "alpha must be"),
+    (
+        "summary with xname of the wrong length",
+        lambda r: r.summary(xname=["a"]),
+        ValueError,
+        "xname",
+    ),
+    (
+        "bootstrap n_boot=0",
+        lambda r: r.bootstrap(n_boot=0),
+        ValueError,
+        "n_boot must be an integer",
+    ),
+    (
+        "bootstrap n_jobs=0",
+        lambda r: r.bootstrap(n_boot=2, n_jobs=0),
+        ValueError,
+        "n_jobs",
+    ),
+    (
+        "get_margeff at='foo'",
+        lambda r: r.get_margeff(at="foo"),
+        ValueError,
+        "at must be one of",
+    ),
+    (
+        "get_margeff method='x'",
+        lambda r: r.get_margeff(method="x"),
+        ValueError,
+        "method must be one of",
+    ),
+    (
+        "info_criteria('foo')",
+        lambda r: r.info_criteria("foo"),
+        ValueError,
+        "crit must be one of",
+    ),
+    ("rademacher_bound delta=0", lambda r: r.rademacher_bound(0), ValueError, "delta"),
+    (
+        "summary(cov_type='HC3')",
+        lambda r: r.summary(cov_type="HC3"),
+        ValueError,
+        "refit with fit(cov_type",
+    ),
+    (
+        "t_test_pairwise at k=2",
+        lambda r: r.t_test_pairwise("x1"),
+        NotImplementedError,
+        "test them with t_test",
+    ),
+]
+for label, call, kind, says in RESULT_REFUSALS:
+    refuses(label, lambda call=call: call(formula_fit()), kind, says)
+refuses(
+    "predict a default-labelled frame on a named model",
+    lambda: array_fit().predict(pd.DataFrame(design()[:3])),
+    ValueError,
+    "frame.to_numpy()",
+)
+refuses(
+    "predict an array of the wrong width",
+    lambda: array_fit().predict(np.ones((3, 5))),
+    ValueError,
+    "columns",
+)
+fits(
+    "predict an empty frame",
+    lambda: formula_fit().predict(frame().iloc[:0]),
+    lambda out: len(out) == 0,
+)
+fits(
+    "predict a row with NaN",
+    lambda: formula_fit().predict(
+        with_column("x1", np.where(np.arange(N) == 0, np.nan, frame()["x1"]))
+    ),
+    lambda out: np.isnan(np.asarray(out)[0]) and np.isfinite(np.asarray(out)[1:]).all(),
+)
+fits(
+    "predict a frame with columns in another order and extras",
+    lambda: array_fit().predict(frame()[["x2", "y", "x1"]].assign(const=1.0, z="a")),
+    lambda out: np.allclose(np.asarray(out), np.asarray(array_fit().predict())),
+)
+fits(
+    "predict a dict of columns on a formula model",
+    lambda: formula_fit().predict({"x1": [0.1, 0.2], "x2": [0.0, 0.5]}),
+    lambda out: len(out) == 2,
+)
+refuses(
+    "get_margeff after remove_data",
+    lambda: _removed().get_margeff(),
+    ValueError,
+    "remove_data",
+)
+fits(
+    "summary after remove_data",
+    lambda: str(_removed().summary()),
+    lambda text: "hyperplane h1" in text,
+)
+
+
+def _removed():
+    res = ps.plume("y ~ x1 + x2", frame(), k=2).fit()
+    res.remove_data()
+    return res
+
+
+# ================================================================ selection
+SELECT_REFUSALS = [
+    ("select_k ks as text", {"ks": "2"}, ValueError, "ks"),
+    (
+        "select_k ks=[0]",
+        {"ks": [0]},
+        ValueError,
+        "every k in ks must be an integer >= 1",
+    ),
+    ("select_k gammas=[-1]", {"gammas": [-1.0]}, ValueError, "gamma"),
+    (
+        "select_k criterion='r2'",
+        {"criterion": "r2"},
+        ValueError,
+        "criterion must be one of",
+    ),
+    (
+        "select_k cv=1",
+        {"criterion": "cv", "cv": 1},
+        ValueError,
+        "cv must be an integer >= 2",
+    ),
+    (
+        "select_k n_se=-1",
+        {"criterion": "cv", "n_se": -1},
+        ValueError,
+        "n_se must be a finite number",
+    ),
+    ("select_k n_se with BIC", {"n_se": 1.0}, ValueError, "use it with criterion='cv'"),
+    (
+        "select_k label flips with a hard gate",
+        {"label_flips": True, "ks": (1, 2), "gammas": [np.inf]},
+        ValueError,
+        "needs soft gates",
+    ),
+]
+for label, options, kind, says in SELECT_REFUSALS:
+    refuses(
+        label,
+        lambda options=options: ps.select_k(
+            "y ~ x1 + x2", frame(), **{"ks": (1,), **options}
+        ),
+        kind,
+        says,
+    )
+refuses(
+    "compare_lr_test of fits on different data",
+    lambda: ps.compare_lr_test(
+        ps.plume("y ~ x1", frame(), k=1).fit(),
+        ps.plume("y ~ x1 + x2", frame(150), k=2).fit(),
+    ),
+    ValueError,
+    "same",
+)
+refuses(
+    "compare_lr_test with the larger model first",
+    lambda: ps.compare_lr_test(
+        formula_fit(), ps.plume("y ~ x1 + x2", frame(), k=1).fit()
+    ),
+    ValueError,
+    "restricted",
+)
+
+
+# ================================================================ scikit-learn
+def _classifier(**options):
+    from plumestats.sklearn import PolyhedralClassifier
+
+    return PolyhedralClassifier(**options)
+
+
+X_SK = frame()[["x1", "x2"]].to_numpy()
+SKLEARN_REFUSALS = [
+    (
+        "sklearn labels with None",
+        {},
+        np.array(["a", "b", None, "a"] * 50, dtype=object),
+        ValueError,
+        "missing labels",
+    ),
+    (
+        "sklearn labels of mixed types",
+        {},
+        np.array(["a", 1, "b", 2] * 50, dtype=object),
+        ValueError,
+        "mixes labels of types",
+    ),
+    (
+        "sklearn three classes",
+        {},
+        np.arange(N) % 3,
+        ValueError,
+        "Only binary classification",
+    ),
+    ("sklearn one class", {}, np.ones(N), ValueError, "only 1 class"),
+    ("sklearn k=0", {"k": 0}, outcome(), ValueError, "k must be an integer >= 1"),
+    ("sklearn inside=2", {"inside": 2}, outcome(), ValueError, "inside must be 0 or 1"),
+    ("sklearn alpha=-1", {"alpha": -1.0}, outcome(), ValueError, "alpha must be"),
+]
+for label, options, labels, kind, says in SKLEARN_REFUSALS:
+    refuses(
+        label,
+        lambda options=options, labels=labels: _classifier(**options).fit(X_SK, labels),
+        kind,
+        says,
+    )
+refuses(
+    "sklearn X with NaN",
+    lambda: _classifier().fit(
+        np.where(np.arange(N)[:, None] == 0, np.nan, X_SK), outcome()
+    ),
+    ValueError,
+    "NaN",
+    origin="sklearn",
+)
+refuses(
+    "sklearn predict before fit",
+    lambda: _classifier().predict(X_SK),
+    __import__("sklearn.exceptions").exceptions.NotFittedError,
+    "not fitted",
+    origin="sklearn",
+)
+refuses(
+    "sklearn predict with the wrong number of features",
+    lambda: _classifier(k=1).fit(X_SK, outcome()).predict(np.ones((3, 5))),
+    ValueError,
+    "features",
+    origin="sklearn",
+)
+fits(
+    "sklearn hard gate (gamma=inf)",
+    lambda: _classifier(gamma=np.inf).fit(X_SK, outcome()),
+    lambda clf: clf.converged_,
+)
+fits(
+    "sklearn text labels",
+    lambda: _classifier().fit(X_SK, np.where(outcome() == 1, "in", "out")),
+    lambda clf: list(clf.classes_) == ["in", "out"],
+)
+
+
+# ================================================================ named columns
+fits(
+    "predict by integer column labels on a model fitted on [2, 1, 0]",
+    lambda: _integer_labels_fit().predict(
+        pd.DataFrame(design()[:5], columns=[2, 1, 0])[[0, 1, 2]]
+    ),
+    lambda out: np.allclose(
+        np.asarray(out), np.asarray(_integer_labels_fit().predict(design()[:5]))
+    ),
+)
+fits(
+    "predict a MultiIndex-column frame on itself",
+    lambda: _multiindex_fit()[1].predict(_multiindex_fit()[0]),
+    lambda out: np.allclose(
+        np.asarray(out), np.asarray(_multiindex_fit()[1].predict())
+    ),
+)
+
+
+@functools.cache
+def _integer_labels_fit():
+    return PM(outcome(), pd.DataFrame(design(), columns=[2, 1, 0]), k=2).fit()
+
+
+@functools.cache
+def _multiindex_fit():
+    columns = pd.MultiIndex.from_tuples([("c", ""), ("x", "1"), ("x", "2")])
+    exog = pd.DataFrame(design(), columns=columns)
+    return exog, PM(outcome(), exog, k=2).fit()
