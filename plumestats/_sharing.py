@@ -368,8 +368,8 @@ class _SharedFormulaData(PandasData):
 
     def set_design(self) -> None:
         spec = design_from_json(self._design_json, self._columns, self.formula)
+        # statsmodels 0.15 reads the design as model_spec, 0.14 as design_info
         self.model_spec = spec
-        # statsmodels 0.14 reads the design from the name patsy gives it
         self.design_info = spec
 
     def __getstate__(self):
