@@ -163,7 +163,9 @@ def check_safe_formula(formula: str, columns: Iterable) -> None:
       ``False``;
     - the operators ``+ - * / // % ** & | ^ ~``, ``not``, ``and``, ``or`` and
       the comparisons ``== != < <= > >=`` (a string may be an operand of a
-      comparison: ``I(c == 'u')``);
+      comparison: ``I(c == 'u')``; a power of numbers alone must be a literal
+      to a literal exponent of at most 1000, as Python computes it digit by
+      digit);
     - ``I(expr)``; ``C(expr, contrast, levels=[...])`` with patsy's contrasts
       (``Treatment(reference=...)``, ``Sum``, ``Helmert``, ``Poly``,
       ``Diff``) and literal levels;
@@ -236,6 +238,24 @@ def _refusal(formula, code, piece, reason, name=None) -> UnsafeFormulaError:
     )
 
 
+def _reads_data(node) -> bool:
+    """Whether an expression involves a column (any name but numpy's
+    constants)."""
+    return any(
+        isinstance(child, ast.Name) and child.id not in NUMPY_MODULES
+        for child in ast.walk(node)
+    )
+
+
+def _number(node):
+    """The value of a numeric literal (signed), else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    return None
+
+
 class _Walker:
     """Walks one factor's syntax tree; every method refuses what it does not
     know."""
@@ -258,6 +278,8 @@ class _Walker:
         elif isinstance(node, ast.BinOp):
             if not isinstance(node.op, _BINARY):
                 self.refuse(node, "uses an operator the safe grammar does not take")
+            if isinstance(node.op, ast.Pow):
+                self.power(node)
             self.expression(node.left)
             self.expression(node.right)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, _UNARY):
@@ -277,6 +299,19 @@ class _Walker:
         else:
             kind = _KINDS.get(type(node), f"a {type(node).__name__} expression")
             self.refuse(node, f"is {kind}, which the safe grammar does not take")
+
+    def power(self, node: ast.BinOp) -> None:
+        """A power of numbers alone is computed by Python exactly, digit by
+        digit (``9 ** 9 ** 9`` would take the machine's memory): only a
+        literal to a literal exponent of at most 1000 is taken."""
+        if _reads_data(node.left) or _reads_data(node.right):
+            return  # an array: floats overflow to inf at once
+        if _number(node.left) is None or abs(_number(node.right) or 1e9) > 1000:
+            self.refuse(
+                node,
+                "is a power of numbers alone; write a number, or a literal to "
+                "a literal exponent of at most 1000",
+            )
 
     def constant(self, node, string_ok: bool) -> None:
         value = node.value

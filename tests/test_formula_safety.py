@@ -49,6 +49,7 @@ ALLOWED = [
     "y ~ np.log(x1) + np.exp(x2 / 3)",
     "y ~ numpy.sqrt(x1) + np.abs(x2 - 1)",
     "y ~ I(x1 ** 2) + I(x1 * x2 - 3) + I(-x1) + I(x1 // 2 + x1 % 2)",
+    "y ~ I(x1 * 2 ** -3) + I(x2 ** 0.5 + 10 ** 3) + I(x1 ** 5000)",
     "y ~ I(x1 > 1) + I((x1 > 1) & (x2 < 2)) + I(~(x1 > 1) | (x2 >= 1))",
     "y ~ I((c == 'u') * 1.0) + I(c != 'v')",
     "y ~ I(x1 > np.pi) + I(x2 * np.e)",
@@ -105,6 +106,9 @@ REFUSED = [
     ("y ~ I(x1 is None)", "x1 is None"),
     ("y ~ I(x1 @ x2)", "x1 @ x2"),
     ("y ~ I(1j * x1)", "1j"),
+    ("y ~ I(x1 + 9 ** 9 ** 9)", "9 ** 9 ** 9"),
+    ("y ~ I(x1 + 2 ** 100000)", "2 ** 100000"),
+    ("y ~ I(x1 + (10 * 10) ** 50)", "(10 * 10) ** 50"),
     ("y ~ I(C)", "C"),
     ("y ~ Q(x1)", "Q(x1)"),
     ("y ~ x1 + unknown", "unknown"),
@@ -168,7 +172,7 @@ def test_the_library_keeps_patsy_behaviour(frame):
 # ----------------------------------------------------------- properties
 _LEAVES = st.sampled_from(["x1", "x2", "Q('with space')", "2", "0.5", "np.pi"])
 _UNARY = st.sampled_from(["np.log", "np.exp", "np.sqrt", "np.abs", "np.tanh", "-"])
-_BINARY = st.sampled_from(["+", "-", "*", "/", "**", ">", "=="])
+_BINARY = st.sampled_from(["+", "-", "*", "/", ">", "=="])
 
 
 def _combine(children):
@@ -179,7 +183,11 @@ def _combine(children):
         lambda t: f"({t[0]} {t[1]} {t[2]})"
     )
     clip = children.map(lambda e: f"np.clip({e}, 0, 1)")
-    return unary | binary | clip
+    # a power of an array (a power of numbers alone has its own rule)
+    power = st.tuples(children, st.sampled_from(["2", "0.5", "-1", "x2"])).map(
+        lambda t: f"(x1 + {t[0]}) ** {t[1]}"
+    )
+    return unary | binary | clip | power
 
 
 EXPRESSIONS = st.recursive(_LEAVES, _combine, max_leaves=6)
