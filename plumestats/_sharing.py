@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from patsy import PatsyError
 from statsmodels.base.data import ModelData, PandasData
 
 from ._design_json import (
@@ -245,6 +246,8 @@ def results_from_json(text: str, source: str = "the JSON text"):
     except UnsafeFormulaError as exc:
         raise ValueError(f"{source} holds a formula that is not safe: {exc}") from exc
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        # (patsy's PatsyError, for a design that does not hold together, is a
+        # ValueError here: see _model_data)
         missing = f"no {exc} entry" if isinstance(exc, KeyError) else str(exc)
         raise ValueError(
             f"{source} is a malformed plumestats JSON export: {missing}"
@@ -262,6 +265,7 @@ def _rebuild(model_part: dict, results_part: dict):
     model = model_cls.__new__(model_cls)
     vars(model).update(_model_state(model_part))
     model.data = _model_data(model_part)
+    _check_counts(model)
     results = results_cls.__new__(results_cls)
     # what a remove_data()'d pickle would restore, field by field
     state = {field: decode(results_part[field]) for field in _RESULTS_FIELDS}
@@ -324,6 +328,29 @@ def _model_state(part: dict) -> dict:
     return state
 
 
+def _check_counts(model) -> None:
+    """The counts and names of a loaded model agree with each other (a file
+    edited by hand may not)."""
+    names = list(model.data.xnames)
+    if model.nparams != model.k * model.k_vars + model.k_extra:
+        raise ValueError(
+            f"nparams {model.nparams} is not k * k_vars + k_extra "
+            f"({model.k} * {model.k_vars} + {model.k_extra})"
+        )
+    if len(names) != model.k_vars or len(model.data.param_names) != model.nparams:
+        raise ValueError(
+            f"{len(names)} column names and {len(model.data.param_names)} "
+            f"parameter names for {model.k_vars} columns and {model.nparams} "
+            "parameters"
+        )
+    spec = getattr(model.data, "model_spec", None)
+    if spec is not None and list(spec.column_names) != names:
+        raise ValueError(
+            f"the design's columns {list(spec.column_names)} are not the model's "
+            f"{names}"
+        )
+
+
 def _model_data(part: dict):
     """A statsmodels data object holding names only (as after remove_data)."""
     names = part["data"]
@@ -353,7 +380,12 @@ def _model_data(part: dict):
             _columns=columns,
             _design_json=part["design"],
         )
-        data.set_design()
+        try:
+            data.set_design()
+        except PatsyError as exc:
+            raise ValueError(
+                f"the formula's design does not hold together: {exc}"
+            ) from exc
     return data
 
 

@@ -279,6 +279,18 @@ def test_a_newer_format_is_refused(fits):
             lambda d: json.dumps(d).replace('"float64"', '"object"', 1),
             "malformed .*unknown array dtype",
         ),
+        (
+            lambda d: json.dumps({**d, "model": {**d["model"], "k": 3}}),
+            "malformed .*nparams 10 is not k \\* k_vars",
+        ),
+        (
+            lambda d: json.dumps(d).replace('"xnames": ["Intercept"', '"xnames": ["b"'),
+            "malformed .*the design's columns .* are not the model's",
+        ),
+        (
+            lambda d: json.dumps(d).replace('"num_columns": 1', '"num_columns": 2', 1),
+            "malformed .*num_columns",
+        ),
     ],
 )
 def test_malformed_files_get_a_clear_error(fits, change, message):
