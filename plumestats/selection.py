@@ -180,7 +180,7 @@ def select_k(
     eval_env : int, default 0
         Where names in the formula that are not columns of ``data`` are looked
         up: the calling namespace, as for ``smf.logit`` (see
-        :meth:`~plumestats.model.PolyhedralMixtureLogit.from_formula`).
+        :meth:`~plumestats.api.PolyhedralMixtureLogit.from_formula`).
 
     Returns
     -------
