@@ -616,7 +616,7 @@ def test_non_numeric_feature_column_is_named():
 
 def test_endog_and_exog_of_different_lengths():
     data = simulated()
-    with pytest.raises(ValueError, match=r"different sizes"):
+    with pytest.raises(ValueError, match=r"endog has 199 rows but exog has 200"):
         PolyhedralMixtureLogit(data["y"].to_numpy()[:-1], design(data), k=2)
 
 

@@ -14,6 +14,7 @@ import warnings
 import pandas as pd
 import pytest
 from statsmodels.tools.sm_exceptions import (
+    CollinearityWarning,
     ConvergenceWarning,
     PerfectSeparationWarning,
 )
@@ -75,3 +76,22 @@ def test_a_penalised_fit_that_still_diverges_asks_for_a_larger_penalty(heart):
 # The label-flip model's own separation (a noisy hard polytope without a
 # penalty) is tested in test_label_flip.py: PerfectSeparationWarning and
 # mle_retvals["separation"], as here.
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"alpha": 1e-3}, {"chunksize": 64}],
+    ids=["plain", "ridge", "blocks"],
+)
+def test_an_unused_category_level_is_no_separation(k, options):
+    """An unused level is an all-zero design column: a flat direction that moves
+    no observation, which must not read as a direction to infinity."""
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=0)
+    data["g"] = pd.Categorical(["a", "b"] * 150, categories=["a", "b", "unused"])
+    with pytest.warns(CollinearityWarning, match="unused category level"):
+        model = ps.plume("y ~ x1 + x2 + C(g)", data, k=k)
+    res, categories = _fit_warnings(model, **options)
+    assert PerfectSeparationWarning not in categories
+    assert not res.mle_retvals["separation"]
+    assert res.converged
