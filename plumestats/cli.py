@@ -137,6 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="fit PLUME with a share of randomly flipped labels, estimated "
         "(LabelFlipPolyhedralLogit; use a small --alpha, e.g. 1e-6)",
     )
+    fit.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (it goes to stderr, so stdout stays clean for "
+        "piping either way)",
+    )
     fit.add_argument("--output", metavar="FILE", help="save the results (a pickle)")
     fit.add_argument(
         "--json",
@@ -285,6 +291,7 @@ def _fit(args: argparse.Namespace) -> None:
                 random_state=args.random_state,
                 alpha=args.alpha,
                 reseat=args.reseat,
+                progress=not args.no_progress,
             )
         except (ValueError, TypeError, KeyError) as exc:
             outcome = args.formula.split("~")[0].strip()

@@ -28,6 +28,7 @@ from ._likelihood import (
     linear_scores,
     predict_mean,
 )
+from ._progress import FitProgress, check_progress
 from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
@@ -541,6 +542,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         cov_kwds: dict | None = None,
         chunksize: int | str | None = None,
         reseat: int = 0,
+        progress: bool = False,
         **kwargs,
     ):
         """Fit by EM with damped Newton M-steps, finished by Newton-Raphson on L.
@@ -637,6 +639,12 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             when asked for. For a model on Dask
             collections the blocks are its partitions and ``chunksize`` must be
             left out. See the user guide's page on large data.
+        progress : bool, default False
+            Show a progress bar on standard error (``tqdm.auto``: a widget in
+            Jupyter; plain lines if tqdm is not installed, ``pip install
+            "plumestats[progress]"``): the EM runs of the ``n_init`` starts,
+            with the current run's iteration and objective (and, for fits by
+            row blocks or on Dask, the passes over the data) beside it.
         **kwargs
             Only with a statsmodels optimiser: passed on to it (e.g. ``gtol``).
 
@@ -663,6 +671,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         )
         check_identified(self, alpha)
         chunksize = self._check_chunksize(chunksize, method, cov_type)
+        reporter = FitProgress(check_progress(progress))
         if method == "em":
             if kwargs:
                 raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
@@ -671,7 +680,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 tol=check_positive_float(tol, "tol"),
                 em_tol=check_positive_float(em_tol, "em_tol"),
                 newton_finish=bool(newton_finish),
-                callback=_fitting.printer(callback) if disp else callback,
+                callback=reporter.callback(
+                    _fitting.printer(callback) if disp else callback
+                ),
             )
             problem, scaling, runs, reseats = _fitting.em_runs(
                 self,
@@ -685,6 +696,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 chunksize=chunksize,
                 disp=bool(disp),
                 reseat=reseat,
+                progress=reporter,
             )
             internal, retvals = _fitting.best_run(problem, runs, reseats)
             optimizer, n_runs = f"EM ({mstep} M-step)", len(runs)
@@ -704,8 +716,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 init=init,
                 random_state=random_state,
                 optimizer_kwargs=kwargs,
+                progress=reporter,
             )
             optimizer, n_runs = f"statsmodels {method}", 1
+        reporter.close()
         return self._make_results(
             problem,
             scaling,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -21,8 +22,9 @@ from statsmodels.tools.sm_exceptions import (
 
 from ._cv import stratified_folds
 from ._fitting import as_rng
+from ._parallel import effective_n_jobs, run_tasks
 from ._prediction import outcome_log_probability
-from ._progress import Progress
+from ._progress import check_progress, progress_bar
 from ._validation import (
     as_grid,
     check_choice,
@@ -105,12 +107,13 @@ def select_k(
     inside=1,
     n_init: int = 1,
     random_state=None,
-    progress: bool | None = None,
+    progress: bool = False,
     *,
     cross_validate: bool | None = None,
     n_se: float = 0.0,
     label_flips: bool = False,
     reseat: int = 0,
+    n_jobs: int | None = 1,
 ) -> SelectKResults:
     r"""Fit PLUME over a grid of K and gamma and choose one.
 
@@ -146,10 +149,12 @@ def select_k(
         EM restarts per fit.
     random_state : int, numpy Generator or None
         Seed of the folds and of every fit's starts. ``None`` is a fixed seed:
-        the selection is reproducible.
-    progress : bool or None
-        Print a line per finished candidate to standard error; ``None`` does so
-        only when standard error is a terminal.
+        the selection is reproducible. A Generator gives one seed, drawn
+        once, to every fit, so that the fits do not depend on their order.
+    progress : bool, default False
+        Show a progress bar of the fits (the candidates on all the data and
+        on every fold) on standard error (``tqdm.auto``, a widget in Jupyter;
+        plain lines if tqdm is not installed).
     cross_validate : bool or None
         Fill the ``cv_*`` columns; ``None`` means ``criterion == "cv"``. With
         ``True`` and ``criterion="bic"`` the table shows both.
@@ -175,6 +180,12 @@ def select_k(
         ``fit(reseat=...)``). They find higher maxima, which for a K above what
         the data support means a closer fit of the sample: prefer
         ``criterion="cv"`` with them.
+    n_jobs : int or None, default 1
+        Worker processes for the fits (every candidate on all the data and on
+        each fold is one independent fit), by joblib's rules: 1 or None runs
+        in this process, -1 uses every core, -2 all but one; 0 is refused.
+        Anything but 1 needs joblib (``pip install "plumestats[parallel]"``).
+        The table is the same whatever ``n_jobs``.
 
     Returns
     -------
@@ -222,21 +233,26 @@ def select_k(
     elif criterion == "cv" and not cross_validate:
         raise ValueError("criterion='cv' needs cross_validate=True (or None)")
 
+    enabled = check_progress(progress)
+    n_workers = effective_n_jobs(n_jobs)
+    random_state = _one_seed(random_state)
     template = PolyhedralMixtureLogit.from_formula(formula, data, k=1, inside=inside)
     folds = None
     if cross_validate:
         cv = check_int(cv, "cv", minimum=2)
         folds = stratified_folds(template.endog, cv, as_rng(random_state))
+    design = (None, None, 1)  # the fits on folds read the design as arrays
+    if folds is not None:
+        design = (template.endog, template.exog, template._inside_code)
+    context = _Context(
+        formula, data, inside, label_flips, fit_options, random_state, folds, *design
+    )
+    fitted = _fit_candidates(context, candidates, n_workers, enabled)
 
-    reporter = Progress(len(candidates), "select_k", enabled=progress)
     rows, fits, unsettled, held_out = [], {}, [], []
-    for k, gamma in candidates:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            model = _model_class(gamma, label_flips).from_formula(
-                formula, data, k=k, inside=inside, **_gamma_kw(gamma)
-            )
-            results = model.fit(**fit_options, random_state=random_state)
+    for (k, gamma), ((results, caught), logprob) in zip(
+        candidates, fitted, strict=True
+    ):
         settled = not any(
             issubclass(w.category, _UNSETTLED) and not _flip_rate_at_zero(w, results)
             for w in caught
@@ -253,16 +269,12 @@ def select_k(
         if label_flips:
             row["flip_rate"] = results.flip_rate
         if folds is not None:
-            scores = _cross_validate(
-                template, folds, (k, gamma, label_flips), fit_options, random_state
-            )
-            held_out.append(scores.pop("logprob"))
-            row.update(scores)
+            held_out.append(logprob)
+            row.update(_cv_scores(logprob, folds))
         rows.append(row)
         fits[(k, gamma)] = (results, caught)
         if not row["converged"]:
             unsettled.append(_label(k, gamma))
-        reporter.step(f"k={k}" + ("" if k == 1 else f", gamma={gamma:g}"))
 
     columns = [*SELECT_K_COLUMNS, *(["flip_rate"] if label_flips else [])]
     table = pd.DataFrame(rows).reindex(columns=columns)
@@ -363,32 +375,97 @@ def _reissue(caught) -> None:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
-def _cross_validate(template, folds, candidate, fit_options, random_state) -> dict:
-    """Held-out accuracy and log-loss of one candidate ``(k, gamma,
-    label_flips)`` fitted with ``fit(**fit_options)``, per row and per fold
-    (``logprob``: each row's held-out log-probability of its outcome)."""
-    k, gamma, label_flips = candidate
-    y01, exog = template.endog, template.exog
-    logprob = np.empty(y01.size)
-    for fold in range(int(folds.max()) + 1):
-        test = folds == fold
-        with warnings.catch_warnings():
-            # a fold fit's diagnostics are about that fold's parameters, which
-            # are only used to predict; the held-out scores judge the candidate
-            warnings.simplefilter("ignore")
-            model = _model_class(gamma, label_flips)(
-                y01[~test],
-                exog[~test],
+@dataclass(frozen=True)
+class _Context:
+    """What every fit of :func:`select_k` shares (sent to each worker with
+    its task). The cross-validation fits read the design as arrays."""
+
+    formula: str
+    data: pd.DataFrame
+    inside: Any
+    label_flips: bool
+    fit_options: dict
+    random_state: Any
+    folds: np.ndarray | None
+    y01: np.ndarray | None = None
+    exog: np.ndarray | None = None
+    code: int = 1
+
+
+def _one_seed(random_state):
+    """``random_state`` as a value every fit can start from afresh: a
+    Generator gives one seed, so that no fit depends on the fits before it
+    (nor on which worker ran it)."""
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**63))
+    return random_state
+
+
+def _fit_candidates(context: _Context, candidates, n_workers: int, enabled: bool):
+    """Per candidate: its fit on all the data with the warnings it raised,
+    and (with folds) each row's held-out log-probability of its outcome."""
+    n_folds = 0 if context.folds is None else int(context.folds.max()) + 1
+    tasks = [
+        (k, gamma, fold) for k, gamma in candidates for fold in (None, *range(n_folds))
+    ]
+    bar = progress_bar(len(tasks), "select_k", enabled, unit="fit")
+    try:
+        done = run_tasks(partial(_fit_task, context), tasks, n_workers, bar)
+    finally:
+        bar.close()
+    out = []
+    for position in range(0, len(tasks), n_folds + 1):
+        full, *by_fold = done[position : position + n_folds + 1]
+        logprob = None
+        if n_folds:
+            logprob = np.empty(context.folds.size)
+            for fold, values in enumerate(by_fold):
+                logprob[context.folds == fold] = values
+        out.append((full, logprob))
+    return out
+
+
+def _fit_task(context: _Context, task: tuple):
+    """One fit: ``(k, gamma, None)`` on all the data (the results and the
+    warnings raised), ``(k, gamma, fold)`` without that fold (the held-out
+    rows' log-probabilities of their outcomes)."""
+    k, gamma, fold = task
+    cls = _model_class(gamma, context.label_flips)
+    options = {**context.fit_options, "random_state": context.random_state}
+    if fold is None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = cls.from_formula(
+                context.formula,
+                context.data,
                 k=k,
-                inside=template._inside_code,
+                inside=context.inside,
                 **_gamma_kw(gamma),
             )
-            params = np.asarray(
-                model.fit(**fit_options, random_state=random_state).params
-            )
-        # the fitted model's own log-odds of y = 1 (PLUME, SPLA1 or with flips)
-        log_odds = model._log_odds_and_jacobian(params, exog[test], jacobian=False)[0]
-        logprob[test] = outcome_log_probability(log_odds, y01[test])
+            results = model.fit(**options)
+        # plain records: they travel back from a worker process
+        return results, [
+            warnings.WarningMessage(w.message, w.category, w.filename, w.lineno)
+            for w in caught
+        ]
+    test = context.folds == fold
+    y01, exog = context.y01, context.exog
+    with warnings.catch_warnings():
+        # a fold fit's diagnostics are about that fold's parameters, which
+        # are only used to predict; the held-out scores judge the candidate
+        warnings.simplefilter("ignore")
+        model = cls(
+            y01[~test], exog[~test], k=k, inside=context.code, **_gamma_kw(gamma)
+        )
+        params = np.asarray(model.fit(**options).params)
+    # the fitted model's own log-odds of y = 1 (PLUME, SPLA1 or with flips)
+    log_odds = model._log_odds_and_jacobian(params, exog[test], jacobian=False)[0]
+    return outcome_log_probability(log_odds, y01[test])
+
+
+def _cv_scores(logprob: np.ndarray, folds: np.ndarray) -> dict:
+    """Held-out accuracy and log-loss, over all rows and their standard
+    errors over the folds, from each row's held-out log-probability."""
     correct = (logprob > np.log(0.5)).astype(float)
     by_fold = pd.DataFrame({"fold": folds, "acc": correct, "loss": -logprob})
     means = by_fold.groupby("fold").mean()
@@ -398,7 +475,6 @@ def _cross_validate(template, folds, candidate, fit_options, random_state) -> di
         "cv_accuracy_se": means["acc"].std(ddof=1) / root,
         "cv_logloss": -logprob.mean(),
         "cv_logloss_se": means["loss"].std(ddof=1) / root,
-        "logprob": logprob,
     }
 
 
