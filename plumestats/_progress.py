@@ -63,7 +63,7 @@ class Lines:
     --------
     >>> lines = Lines(3, "fits", interval=3600)
     >>> for _ in range(3):
-    ...     lines.update()  # doctest: +SKIP
+    ...     lines.update()
     """
 
     def __init__(self, total: int, label: str, interval: float = 1.0):
