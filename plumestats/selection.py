@@ -6,7 +6,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,11 +19,11 @@ from statsmodels.tools.sm_exceptions import (
     PerfectSeparationWarning,
 )
 
+from ._candidate_fits import Context, cv_scores, fit_candidates, one_seed
 from ._cv import stratified_folds
 from ._fitting import as_rng
-from ._parallel import effective_n_jobs, run_tasks
-from ._prediction import outcome_log_probability
-from ._progress import check_progress, progress_bar
+from ._parallel import effective_n_jobs
+from ._progress import check_progress
 from ._validation import (
     as_grid,
     check_choice,
@@ -32,7 +31,6 @@ from ._validation import (
     check_int,
     check_positive_float,
 )
-from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
 from .sm_exceptions import FlipRateBoundaryWarning
@@ -235,7 +233,7 @@ def select_k(
 
     enabled = check_progress(progress)
     n_workers = effective_n_jobs(n_jobs)
-    random_state = _one_seed(random_state)
+    random_state = one_seed(random_state)
     template = PolyhedralMixtureLogit.from_formula(formula, data, k=1, inside=inside)
     folds = None
     if cross_validate:
@@ -244,10 +242,10 @@ def select_k(
     design = (None, None, 1)  # the fits on folds read the design as arrays
     if folds is not None:
         design = (template.endog, template.exog, template._inside_code)
-    context = _Context(
+    context = Context(
         formula, data, inside, label_flips, fit_options, random_state, folds, *design
     )
-    fitted = _fit_candidates(context, candidates, n_workers, enabled)
+    fitted = fit_candidates(context, candidates, n_workers, enabled)
 
     rows, fits, unsettled, held_out = [], {}, [], []
     for (k, gamma), ((results, caught), logprob) in zip(
@@ -270,7 +268,7 @@ def select_k(
             row["flip_rate"] = results.flip_rate
         if folds is not None:
             held_out.append(logprob)
-            row.update(_cv_scores(logprob, folds))
+            row.update(cv_scores(logprob, folds))
         rows.append(row)
         fits[(k, gamma)] = (results, caught)
         if not row["converged"]:
@@ -341,22 +339,12 @@ def _candidates(ks, gammas) -> list[tuple[int, float]]:
     return out
 
 
-def _model_class(gamma: float, label_flips: bool = False):
-    if label_flips:
-        return LabelFlipPolyhedralLogit
-    return HardPolyhedralLogit if gamma == np.inf else PolyhedralMixtureLogit
-
-
 def _flip_rate_at_zero(caught, results) -> bool:
     """Whether ``caught`` is the flip model's note that its rate sits at the
     boundary 0: PLUME's fit, a regular outcome (the fit reports converged)."""
     return bool(results.mle_retvals.get("boundary", False)) and issubclass(
         caught.category, FlipRateBoundaryWarning
     )
-
-
-def _gamma_kw(gamma: float) -> dict:
-    return {} if gamma == np.inf else {"gamma": gamma}
 
 
 def _label(k: int, gamma: float) -> str:
@@ -373,109 +361,6 @@ def _is_fit_diagnostic(category) -> bool:
 def _reissue(caught) -> None:
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-
-
-@dataclass(frozen=True)
-class _Context:
-    """What every fit of :func:`select_k` shares (sent to each worker with
-    its task). The cross-validation fits read the design as arrays."""
-
-    formula: str
-    data: pd.DataFrame
-    inside: Any
-    label_flips: bool
-    fit_options: dict
-    random_state: Any
-    folds: np.ndarray | None
-    y01: np.ndarray | None = None
-    exog: np.ndarray | None = None
-    code: int = 1
-
-
-def _one_seed(random_state):
-    """``random_state`` as a value every fit can start from afresh: a
-    Generator gives one seed, so that no fit depends on the fits before it
-    (nor on which worker ran it)."""
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(2**63))
-    return random_state
-
-
-def _fit_candidates(context: _Context, candidates, n_workers: int, enabled: bool):
-    """Per candidate: its fit on all the data with the warnings it raised,
-    and (with folds) each row's held-out log-probability of its outcome."""
-    n_folds = 0 if context.folds is None else int(context.folds.max()) + 1
-    tasks = [
-        (k, gamma, fold) for k, gamma in candidates for fold in (None, *range(n_folds))
-    ]
-    bar = progress_bar(len(tasks), "select_k", enabled, unit="fit")
-    try:
-        done = run_tasks(partial(_fit_task, context), tasks, n_workers, bar)
-    finally:
-        bar.close()
-    out = []
-    for position in range(0, len(tasks), n_folds + 1):
-        full, *by_fold = done[position : position + n_folds + 1]
-        logprob = None
-        if n_folds:
-            logprob = np.empty(context.folds.size)
-            for fold, values in enumerate(by_fold):
-                logprob[context.folds == fold] = values
-        out.append((full, logprob))
-    return out
-
-
-def _fit_task(context: _Context, task: tuple):
-    """One fit: ``(k, gamma, None)`` on all the data (the results and the
-    warnings raised), ``(k, gamma, fold)`` without that fold (the held-out
-    rows' log-probabilities of their outcomes)."""
-    k, gamma, fold = task
-    cls = _model_class(gamma, context.label_flips)
-    options = {**context.fit_options, "random_state": context.random_state}
-    if fold is None:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            model = cls.from_formula(
-                context.formula,
-                context.data,
-                k=k,
-                inside=context.inside,
-                **_gamma_kw(gamma),
-            )
-            results = model.fit(**options)
-        # plain records: they travel back from a worker process
-        return results, [
-            warnings.WarningMessage(w.message, w.category, w.filename, w.lineno)
-            for w in caught
-        ]
-    test = context.folds == fold
-    y01, exog = context.y01, context.exog
-    with warnings.catch_warnings():
-        # a fold fit's diagnostics are about that fold's parameters, which
-        # are only used to predict; the held-out scores judge the candidate
-        warnings.simplefilter("ignore")
-        model = cls(
-            y01[~test], exog[~test], k=k, inside=context.code, **_gamma_kw(gamma)
-        )
-        params = np.asarray(model.fit(**options).params)
-    # the fitted model's own log-odds of y = 1 (PLUME, SPLA1 or with flips)
-    log_odds = model._log_odds_and_jacobian(params, exog[test], jacobian=False)[0]
-    return outcome_log_probability(log_odds, y01[test])
-
-
-def _cv_scores(logprob: np.ndarray, folds: np.ndarray) -> dict:
-    """Held-out accuracy and log-loss, over all rows and their standard
-    errors over the folds, from each row's held-out log-probability."""
-    correct = (logprob > np.log(0.5)).astype(float)
-    by_fold = pd.DataFrame({"fold": folds, "acc": correct, "loss": -logprob})
-    means = by_fold.groupby("fold").mean()
-    root = np.sqrt(len(means))
-    return {
-        "cv_accuracy": correct.mean(),
-        "cv_accuracy_se": means["acc"].std(ddof=1) / root,
-        "cv_logloss": -logprob.mean(),
-        "cv_logloss_se": means["loss"].std(ddof=1) / root,
-    }
 
 
 class LRTestResult(NamedTuple):
