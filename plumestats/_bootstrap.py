@@ -17,12 +17,16 @@ from statsmodels.tools.sm_exceptions import (
 )
 
 from ._inference import check_alpha
-from ._progress import Progress
+from ._parallel import effective_n_jobs, run_tasks
+from ._progress import check_progress, progress_bar
 
 __all__ = ["BootstrapResults", "align_experts", "run_bootstrap"]
 
 # the fit's own diagnostics; a replicate that raises one is counted as failed
 _FIT_WARNINGS = (ConvergenceWarning, HessianInversionWarning, PerfectSeparationWarning)
+# replicates per task of a worker at most: a chunk's fits take a second or
+# less, so the bar moves, while the data is pickled once per chunk only
+_MAX_CHUNK = 10
 
 
 def align_experts(
@@ -116,25 +120,51 @@ class BootstrapResults:
         )
 
 
-def _refit(model, settings, start, rows):
+@dataclass(frozen=True)
+class _Replicates:
+    """What a worker needs to refit replicates: the model's class and
+    settings and its data, not the model (whose formula data, pandas frames
+    and cached results would be pickled with it), sent once per chunk of
+    replicates."""
+
+    model_class: type
+    endog: np.ndarray
+    exog: np.ndarray
+    model_options: dict
+    fit_options: dict
+    start: np.ndarray
+
+    @classmethod
+    def of(cls, results) -> _Replicates:
+        model, settings = results.model, results.mle_settings
+        return cls(
+            model_class=type(model),
+            endog=np.asarray(model.endog),
+            exog=np.asarray(model.exog),
+            model_options={
+                "k": model.k,
+                **({} if model._hard else {"gamma": model.gamma}),
+                "inside": model._inside_code,
+            },
+            fit_options={
+                "alpha": settings["alpha"],
+                "maxiter": settings["maxiter"],
+                "tol": settings["tol"],
+                "em_tol": settings["em_tol"],
+                "mstep": settings["mstep"] or "newton",
+            },
+            start=np.asarray(results.params, dtype=float),
+        )
+
+
+def _refit(spec: _Replicates, rows: np.ndarray):
     """One replicate: the model on resampled rows, started from the fit."""
-    replicate = type(model)(
-        model.endog[rows],
-        model.exog[rows],
-        k=model.k,
-        **({} if model._hard else {"gamma": model.gamma}),
-        inside=model._inside_code,
+    replicate = spec.model_class(
+        spec.endog[rows], spec.exog[rows], **spec.model_options
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = replicate.fit(
-            start_params=start,
-            alpha=settings["alpha"],
-            maxiter=settings["maxiter"],
-            tol=settings["tol"],
-            em_tol=settings["em_tol"],
-            mstep=settings["mstep"] or "newton",
-        )
+        res = replicate.fit(start_params=spec.start, **spec.fit_options)
     problems = [
         w.category.__name__ for w in caught if issubclass(w.category, _FIT_WARNINGS)
     ]
@@ -146,54 +176,67 @@ def _refit(model, settings, start, rows):
     return params, problems
 
 
-def _one_replicate(model, settings, start, seed):
-    rows = np.random.default_rng(seed).integers(0, model.nobs, model.nobs)
+def _one_replicate(spec: _Replicates, seed: np.random.SeedSequence):
+    nobs = spec.endog.shape[0]
+    rows = np.random.default_rng(seed).integers(0, nobs, nobs)
     try:
-        return _refit(model, settings, start, rows)
+        return _refit(spec, rows)
     except (ValueError, np.linalg.LinAlgError) as exc:
         # a resample can lose a class or make a column constant
-        return np.full(start.size, np.nan), [f"{type(exc).__name__}: {exc}"]
+        return np.full(spec.start.size, np.nan), [f"{type(exc).__name__}: {exc}"]
+
+
+def _replicate_chunk(task: tuple[_Replicates, list]) -> list:
+    """The replicates of a chunk of seeds (one task of a worker)."""
+    spec, seeds = task
+    return [_one_replicate(spec, seed) for seed in seeds]
+
+
+def _chunks(seeds: list, n_workers: int) -> list[list]:
+    """Seeds in chunks: about four per worker, for balance, of at most
+    ``_MAX_CHUNK`` replicates, so that the bar moves; one per replicate when
+    serial."""
+    if n_workers == 1:
+        return [[seed] for seed in seeds]
+    size = min(max(len(seeds) // (4 * n_workers), 1), _MAX_CHUNK)
+    return [seeds[i : i + size] for i in range(0, len(seeds), size)]
+
+
+def _refit_all(spec: _Replicates, seeds: list, n_workers: int, enabled: bool):
+    """Every replicate's ``(params, problems)``, in the order of ``seeds``."""
+    chunks = _chunks(seeds, n_workers)
+    bar = progress_bar(len(seeds), "bootstrap", enabled, unit="replicate")
+    try:
+        done = run_tasks(
+            _replicate_chunk,
+            [(spec, chunk) for chunk in chunks],
+            n_workers,
+            bar,
+            weights=[len(chunk) for chunk in chunks],
+        )
+    finally:
+        bar.close()
+    return [outcome for chunk in done for outcome in chunk]
 
 
 def run_bootstrap(
     results,
     n_boot: int,
     random_state: int | None,
-    n_jobs: int,
-    progress: bool | None = None,
+    n_jobs: int | None = 1,
+    progress: bool = False,
 ) -> BootstrapResults:
     """Refit ``n_boot`` resamples of the data; see
     :meth:`PolyhedralMixtureLogitResults.bootstrap`."""
+    n_workers = effective_n_jobs(n_jobs)
+    enabled = check_progress(progress)
     model = results.model
-    settings = results.mle_settings
-    start = np.asarray(results.params, dtype=float)
+    spec = _Replicates.of(results)
+    start = spec.start
     # one independent stream per replicate: the same seed gives the same
-    # replicates whatever n_jobs is
+    # replicates whatever n_jobs is (and however they are chunked)
     seeds = np.random.SeedSequence(random_state).spawn(n_boot)
-    reporter = Progress(n_boot, "bootstrap", enabled=progress)
-    if n_jobs == 1:
-        outcomes = []
-        for seed in seeds:
-            outcomes.append(_one_replicate(model, settings, start, seed))
-            reporter.step()
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        # spawn, not fork: forking a process whose BLAS or other threads hold
-        # a lock can deadlock the children
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=n_jobs, mp_context=context) as pool:
-            outcomes = []
-            for outcome in pool.map(
-                _one_replicate,
-                [model] * n_boot,
-                [settings] * n_boot,
-                [start] * n_boot,
-                seeds,
-            ):
-                outcomes.append(outcome)
-                reporter.step()
+    outcomes = _refit_all(spec, seeds, n_workers, enabled)
     weights = start.reshape(model.k, -1)
     gram = model.exog.T @ model.exog / model.nobs
     aligned, failures, n_switched = [], [], 0

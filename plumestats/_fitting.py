@@ -20,6 +20,7 @@ from ._blocks import (
 )
 from ._diagnostics import DECREMENT_LIMIT
 from ._em import PERFECT_LOGPROB, Problem, run_em, separating
+from ._progress import FitProgress
 from ._reseat import reseat_faces
 from ._scaling import DesignScaling
 from ._start import _START_MAX_ROWS, make_start, sample_rows, start_methods
@@ -195,13 +196,16 @@ def em_runs(
     chunksize=None,
     disp=False,
     reseat=0,
+    progress=None,
 ):
     """EM from one or several starts, then up to ``reseat`` re-seating moves
     from the best (:mod:`plumestats._reseat`): the problem, its scaling, one
     trace per start and one per move (:func:`best_run` picks the best).
 
     With ``disp`` (and several starts) a line after each run says where it
-    ended, so a long multi-start fit shows its progress.
+    ended, so a long multi-start fit shows its progress. ``progress`` (a
+    :class:`~plumestats._progress.FitProgress`, whose callback ``options``
+    carries) counts the runs on a bar.
     """
     problem, scaling = build_problem(model, alpha, chunksize)
     rng = as_rng(random_state)
@@ -216,9 +220,12 @@ def em_runs(
             )
     if isinstance(problem, BlockProblem) and mstep != "newton":
         problem.prefetch_hessian(None)  # only Newton M-steps use Q's Hessian
+    progress = progress if progress is not None else FitProgress(False)
+    progress.start(len(starts), problem)
     traces = []
     for number, start in enumerate(starts, 1):
         traces.append(run_em(problem, start, options, mstep))
+        progress.run_done(traces[-1])
         if disp and len(starts) > 1:
             print(
                 f"EM run {number}/{len(starts)}: objective = "
@@ -229,6 +236,7 @@ def em_runs(
         best = max(traces, key=lambda trace: trace.objective)
         # the moves read the rows the starts would (in memory or by blocks alike)
         sample = sample_rows(*start_sample(problem, "kmeans", rng), rng)
+        progress.set_stage("re-seating")
         reseats = reseat_faces(
             problem, sample, best, options, mstep, scaling.intercept_index, reseat
         )
@@ -253,9 +261,11 @@ def fit_direct(
     random_state,
     optimizer_kwargs,
     retall=False,
+    progress=None,
 ):
     """One of statsmodels' optimisers directly on the observed log-likelihood,
-    using the analytic score and Hessian."""
+    using the analytic score and Hessian (one run on ``progress``'s bar, a
+    :class:`~plumestats._progress.FitProgress`)."""
     unknown = set(optimizer_kwargs) - set(OPTIMIZER_OPTIONS[method])
     if unknown:
         raise TypeError(
@@ -282,9 +292,12 @@ def fit_direct(
     # iteration, so the iterates recorded give every optimiser's count (and the
     # best point reached, should plain Newton fail)
     iterates = [start_params]
+    progress = progress if progress is not None else FitProgress(False)
+    progress.start(1, problem)
 
     def record(params):
         iterates.append(np.array(params, dtype=float))
+        progress.iteration(len(iterates) - 1)
         if callback is not None:
             callback(params)
 
@@ -321,6 +334,7 @@ def fit_direct(
             " (it met an exactly singular Hessian: its undamped Newton steps did "
             "not settle)"
         )
+    progress.run_done()
     final_llf = model.loglike(params)
     internal = scaling.to_internal(params.reshape(model.k, -1)).ravel()
     converged = bool(optimizer_retvals.get("converged", False))

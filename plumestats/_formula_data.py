@@ -18,16 +18,17 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 from patsy import EvalEnvironment, ModelDesc
+from patsy.eval import ast_names
 
 from ._compat import STATSMODELS_EVAL_ENV_MAPPING
 from ._validation import _count_not_kept, _raise_if_bad, _refuse_complex
 
 __all__ = [
     "announce_transform_drops",
+    "captured_namespace",
     "check_design_values",
     "check_formula_outcome",
     "eval_env_for_statsmodels",
-    "eval_env_one_frame_deeper",
     "formula_columns",
     "numpy_backed",
     "precheck_formula_data",
@@ -103,18 +104,38 @@ def eval_env_for_statsmodels(eval_env, frames_below: int = 1):
     return frames_up + frames_below + 1
 
 
-def eval_env_one_frame_deeper(eval_env):
-    """The ``eval_env`` that names the same namespace as ``eval_env`` does, for
-    a call made one frame deeper (a function that passes its caller's
-    ``eval_env`` on to ``from_formula``)."""
-    if eval_env is None:
-        eval_env = 0
-    is_depth = isinstance(eval_env, (int, np.integer)) and not isinstance(
-        eval_env, bool
-    )
-    if is_depth and eval_env >= 0:
-        return max(int(eval_env) - 1, 0) + 2
-    return eval_env  # -1 and namespaces are absolute
+def captured_namespace(formula: str, data, eval_env=0):
+    """The names a formula reads from outside ``data``, captured now from the
+    namespace ``eval_env`` names for the caller of the function that calls
+    this one, as an ``eval_env`` for ``from_formula`` that can travel to
+    another process (a dict with statsmodels >= 0.15, a patsy
+    ``EvalEnvironment`` before).
+
+    Only the names the formula uses are kept (``np``, a threshold, a function
+    of the caller's), not the caller's whole namespace.
+    """
+    resolved = eval_env_for_statsmodels(eval_env, frames_below=2)
+    if isinstance(resolved, EvalEnvironment):
+        namespace = resolved.namespace
+    elif isinstance(resolved, Mapping):
+        namespace = resolved
+    elif resolved == -1:
+        namespace = {}
+    else:
+        # statsmodels counts from Model.from_formula (its 1 is that one's
+        # caller), capture() from here: one frame fewer
+        namespace = EvalEnvironment.capture(resolved - 1).namespace
+    columns = set(map(str, getattr(data, "columns", getattr(data, "keys", list)())))
+    names = {
+        name
+        for term in ModelDesc.from_formula(formula).lhs_termlist
+        + ModelDesc.from_formula(formula).rhs_termlist
+        for factor in term.factors
+        for name in ast_names(factor.code)
+        if name not in columns
+    }
+    values = {name: namespace[name] for name in names if name in namespace}
+    return values if STATSMODELS_EVAL_ENV_MAPPING else EvalEnvironment([values])
 
 
 def formula_columns(formula: str, columns) -> list:

@@ -176,6 +176,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _file_options(fit)
     fit.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (it goes to stderr, so stdout stays clean for "
+        "piping either way)",
+    )
+    fit.add_argument(
         "--json",
         action="store_true",
         help="print params, bse, llf, aic, bic, the Rademacher bound (PLUME) and "
@@ -378,6 +384,7 @@ def _fit(args: argparse.Namespace) -> None:
                 reseat=args.reseat,
                 use_t=args.use_t,
                 **_covariance_options(args, data, model),
+                progress=not args.no_progress,
             )
         except (ValueError, TypeError, KeyError) as exc:
             outcome = args.formula.split("~")[0].strip()

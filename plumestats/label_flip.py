@@ -43,6 +43,7 @@ from ._flip import (
 )
 from ._inference import check_alpha
 from ._likelihood import Terms, compute_terms, linear_scores
+from ._progress import FitProgress, check_progress
 from ._validation import (
     check_choice,
     check_flag,
@@ -230,6 +231,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         reseat: int = 0,
         full_output: bool = True,
         retall: bool = False,
+        progress: bool = False,
         **kwargs,
     ):
         """Fit by EM (flip responsibilities, closed-form flip rate, PLUME
@@ -260,6 +262,10 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         cov_type, cov_kwds, use_t, full_output, retall
             As for :meth:`PolyhedralMixtureLogit.fit`; the sandwiches count
             ``flip_logit`` among the parameters.
+        progress : bool, default False
+            Show a progress bar on standard error, as for
+            :meth:`PolyhedralMixtureLogit.fit`: PLUME's runs, then the
+            label-flip runs started from them.
 
         Returns
         -------
@@ -287,11 +293,13 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
                 f"flip_start must be below 0.5 (a flip rate of 0.5 makes the labels "
                 f"pure noise), got {flip_start!r}"
             )
+        reporter = FitProgress(check_progress(progress))
         options = EMOptions(
             maxiter=maxiter,
             tol=check_positive_float(tol, "tol"),
             em_tol=check_positive_float(em_tol, "em_tol"),
             retall=check_flag(retall, "retall"),
+            callback=reporter.callback(),
         )
         reseats: list = []
         if start_params is None:
@@ -308,6 +316,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
                 random_state=random_state,
                 alpha=alpha,
                 reseat=reseat,
+                progress=reporter,
             )
             eta_start = float(logit(2.0 * flip_start))
             starts = [
@@ -323,7 +332,8 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             problem, scaling = _fitting.build_problem(self, alpha)
             theta = scaling.to_internal(start[:-1].reshape(self.k, -1)).ravel()
             starts = [np.append(theta, start[-1])]
-        runs = [run_flip_em(problem, begin, options, mstep) for begin in starts]
+            reporter.start(0, problem)
+        runs = _flip_runs(problem, starts, options, mstep, reporter)
         # the runs from PLUME's re-seating moves come last
         restarts = runs[: len(runs) - len(reseats)]
         trace = max(runs, key=lambda run: run.objective)
@@ -427,6 +437,17 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             )
         if singular is not None and not trace.diverged:
             warn_singular_information(singular, stacklevel=3)
+
+
+def _flip_runs(problem, starts, options, mstep, reporter) -> list:
+    """One label-flip EM run from each start, counted on the fit's bar."""
+    reporter.more_runs(len(starts), "label flips")
+    runs = []
+    for begin in starts:
+        runs.append(run_flip_em(problem, begin, options, mstep))
+        reporter.run_done(runs[-1])
+    reporter.close()
+    return runs
 
 
 def _covariance(problem, scaling, internal: np.ndarray, boundary: bool):

@@ -35,6 +35,7 @@ from ._likelihood import (
     predict_mean,
 )
 from ._memory import check_fit_memory, check_parameter_count
+from ._progress import FitProgress, check_progress
 from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
@@ -609,6 +610,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         reseat: int = 0,
         full_output: bool = True,
         retall: bool = False,
+        progress: bool = False,
         **kwargs,
     ):
         """Fit by EM with damped Newton M-steps, finished by Newton-Raphson on L.
@@ -732,6 +734,12 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             Keep the parameters after every iteration, start included, in
             ``mle_retvals["allvecs"]`` (user units, experts in the final
             order), as statsmodels' ``retall``.
+        progress : bool, default False
+            Show a progress bar on standard error (``tqdm.auto``: a widget in
+            Jupyter; plain lines if tqdm is not installed, ``pip install
+            "plumestats[progress]"``): the EM runs of the ``n_init`` starts,
+            with the current run's iteration and objective (and, for fits by
+            row blocks or on Dask, the passes over the data) beside it.
         **kwargs
             Only with a statsmodels optimiser: passed on to it (e.g. ``gtol``).
 
@@ -762,6 +770,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         use_t = check_flag(use_t, "use_t", allow_none=True)
         retall = check_flag(retall, "retall")
         full_output = check_flag(full_output, "full_output")
+        reporter = FitProgress(check_progress(progress))
         if method == "em":
             if kwargs:
                 raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
@@ -770,7 +779,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 tol=check_positive_float(tol, "tol"),
                 em_tol=check_positive_float(em_tol, "em_tol"),
                 newton_finish=bool(newton_finish),
-                callback=_fitting.printer(callback) if disp else callback,
+                callback=reporter.callback(
+                    _fitting.printer(callback) if disp else callback
+                ),
                 retall=retall,
             )
             problem, scaling, runs, reseats = _fitting.em_runs(
@@ -785,6 +796,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 chunksize=chunksize,
                 disp=bool(disp),
                 reseat=reseat,
+                progress=reporter,
             )
             internal, retvals = _fitting.best_run(problem, runs, reseats)
             optimizer, n_runs = f"EM ({mstep} M-step)", len(runs)
@@ -805,8 +817,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 random_state=random_state,
                 optimizer_kwargs=kwargs,
                 retall=retall,
+                progress=reporter,
             )
             optimizer, n_runs = f"statsmodels {method}", 1
+        reporter.close()
         return self._make_results(
             problem,
             scaling,

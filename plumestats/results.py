@@ -765,8 +765,8 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         n_boot: int = 200,
         *,
         random_state: int | None = None,
-        n_jobs: int = 1,
-        progress: bool | None = None,
+        n_jobs: int | None = 1,
+        progress: bool = False,
     ):
         """Nonparametric bootstrap standard errors and percentile intervals.
 
@@ -785,13 +785,17 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
             Number of bootstrap replicates.
         random_state : int, optional
             Seed; the same seed gives the same replicates whatever ``n_jobs``.
-        n_jobs : int, default 1
-            Worker processes (``concurrent.futures``); 1 runs in this process.
-        progress : bool, optional
-            Print ``bootstrap: done/total (elapsed)`` lines on standard error.
-            ``None`` (default) prints them only when standard error is a
-            terminal, so scripts run interactively show progress and tests and
-            logs stay quiet.
+        n_jobs : int or None, default 1
+            Worker processes, by joblib's rules: 1 or None runs in this
+            process, -1 uses every core, -2 all but one (``n_cpus + 1 +
+            n_jobs``); 0 is refused. Anything but 1 needs joblib (``pip install
+            "plumestats[parallel]"``). The replicates go to the workers in
+            chunks, each with one copy of the data; works from a script
+            without ``if __name__ == "__main__":`` and in Jupyter.
+        progress : bool, default False
+            Show a progress bar of the replicates on standard error
+            (``tqdm.auto``, a widget in Jupyter; plain lines if tqdm is not
+            installed, ``pip install "plumestats[progress]"``).
 
         Returns
         -------
@@ -810,7 +814,6 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         from ._bootstrap import run_bootstrap
 
         n_boot = check_int(n_boot, "n_boot", minimum=2)
-        n_jobs = check_int(n_jobs, "n_jobs")
         require_estimation_data(
             self.model, "the bootstrap needs", "refit the model to bootstrap it"
         )

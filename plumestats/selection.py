@@ -19,11 +19,12 @@ from statsmodels.tools.sm_exceptions import (
     PerfectSeparationWarning,
 )
 
+from ._candidate_fits import Context, cv_scores, fit_candidates, one_seed
 from ._cv import stratified_folds
 from ._fitting import as_rng
-from ._formula_data import eval_env_one_frame_deeper
-from ._prediction import outcome_log_probability
-from ._progress import Progress
+from ._formula_data import captured_namespace
+from ._parallel import effective_n_jobs
+from ._progress import check_progress
 from ._validation import (
     as_grid,
     check_choice,
@@ -31,7 +32,6 @@ from ._validation import (
     check_int,
     check_positive_float,
 )
-from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
 from .sm_exceptions import FlipRateBoundaryWarning
@@ -106,12 +106,13 @@ def select_k(
     inside=1,
     n_init: int = 1,
     random_state=None,
-    progress: bool | None = None,
+    progress: bool = False,
     *,
     cross_validate: bool | None = None,
     n_se: float = 0.0,
     label_flips: bool = False,
     reseat: int = 0,
+    n_jobs: int | None = 1,
     eval_env: int = 0,
 ) -> SelectKResults:
     r"""Fit PLUME over a grid of K and gamma and choose one.
@@ -148,10 +149,12 @@ def select_k(
         EM restarts per fit.
     random_state : int, numpy Generator or None
         Seed of the folds and of every fit's starts. ``None`` is a fixed seed:
-        the selection is reproducible.
-    progress : bool or None
-        Print a line per finished candidate to standard error; ``None`` does so
-        only when standard error is a terminal.
+        the selection is reproducible. A Generator gives one seed, drawn
+        once, to every fit, so that the fits do not depend on their order.
+    progress : bool, default False
+        Show a progress bar of the fits (the candidates on all the data and
+        on every fold) on standard error (``tqdm.auto``, a widget in Jupyter;
+        plain lines if tqdm is not installed).
     cross_validate : bool or None
         Fill the ``cv_*`` columns; ``None`` means ``criterion == "cv"``. With
         ``True`` and ``criterion="bic"`` the table shows both.
@@ -177,6 +180,12 @@ def select_k(
         ``fit(reseat=...)``). They find higher maxima, which for a K above what
         the data support means a closer fit of the sample: prefer
         ``criterion="cv"`` with them.
+    n_jobs : int or None, default 1
+        Worker processes for the fits (every candidate on all the data and on
+        each fold is one independent fit), by joblib's rules: 1 or None runs
+        in this process, -1 uses every core, -2 all but one; 0 is refused.
+        Anything but 1 needs joblib (``pip install "plumestats[parallel]"``).
+        The table is the same whatever ``n_jobs``.
     eval_env : int, default 0
         Where names in the formula that are not columns of ``data`` are looked
         up: the calling namespace, as for ``smf.logit`` (see
@@ -228,30 +237,39 @@ def select_k(
     elif criterion == "cv" and not cross_validate:
         raise ValueError("criterion='cv' needs cross_validate=True (or None)")
 
-    # the formulas are read from here, one frame below the caller
-    eval_env = eval_env_one_frame_deeper(eval_env)
+    enabled = check_progress(progress)
+    n_workers = effective_n_jobs(n_jobs)
+    random_state = one_seed(random_state)
+    # the names the formula reads from the caller, captured here: the fits
+    # may run in other processes
+    namespace = captured_namespace(formula, data, eval_env)
     template = PolyhedralMixtureLogit.from_formula(
-        formula, data, k=1, inside=inside, eval_env=eval_env
+        formula, data, k=1, inside=inside, eval_env=namespace
     )
     folds = None
     if cross_validate:
         cv = check_int(cv, "cv", minimum=2)
         folds = stratified_folds(template.endog, cv, as_rng(random_state))
+    design = (None, None, 1)  # the fits on folds read the design as arrays
+    if folds is not None:
+        design = (template.endog, template.exog, template._inside_code)
+    context = Context(
+        formula,
+        data,
+        inside,
+        label_flips,
+        fit_options,
+        random_state,
+        folds,
+        *design,
+        eval_env=namespace,
+    )
+    fitted = fit_candidates(context, candidates, n_workers, enabled)
 
-    reporter = Progress(len(candidates), "select_k", enabled=progress)
     rows, fits, unsettled, held_out = [], {}, [], []
-    for k, gamma in candidates:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            model = _model_class(gamma, label_flips).from_formula(
-                formula,
-                data,
-                k=k,
-                inside=inside,
-                eval_env=eval_env,
-                **_gamma_kw(gamma),
-            )
-            results = model.fit(**fit_options, random_state=random_state)
+    for (k, gamma), ((results, caught), logprob) in zip(
+        candidates, fitted, strict=True
+    ):
         settled = not any(
             issubclass(w.category, _UNSETTLED) and not _flip_rate_at_zero(w, results)
             for w in caught
@@ -268,16 +286,12 @@ def select_k(
         if label_flips:
             row["flip_rate"] = results.flip_rate
         if folds is not None:
-            scores = _cross_validate(
-                template, folds, (k, gamma, label_flips), fit_options, random_state
-            )
-            held_out.append(scores.pop("logprob"))
-            row.update(scores)
+            held_out.append(logprob)
+            row.update(cv_scores(logprob, folds))
         rows.append(row)
         fits[(k, gamma)] = (results, caught)
         if not row["converged"]:
             unsettled.append(_label(k, gamma))
-        reporter.step(f"k={k}" + ("" if k == 1 else f", gamma={gamma:g}"))
 
     columns = [*SELECT_K_COLUMNS, *(["flip_rate"] if label_flips else [])]
     table = pd.DataFrame(rows).reindex(columns=columns)
@@ -344,22 +358,12 @@ def _candidates(ks, gammas) -> list[tuple[int, float]]:
     return out
 
 
-def _model_class(gamma: float, label_flips: bool = False):
-    if label_flips:
-        return LabelFlipPolyhedralLogit
-    return HardPolyhedralLogit if gamma == np.inf else PolyhedralMixtureLogit
-
-
 def _flip_rate_at_zero(caught, results) -> bool:
     """Whether ``caught`` is the flip model's note that its rate sits at the
     boundary 0: PLUME's fit, a regular outcome (the fit reports converged)."""
     return bool(results.mle_retvals.get("boundary", False)) and issubclass(
         caught.category, FlipRateBoundaryWarning
     )
-
-
-def _gamma_kw(gamma: float) -> dict:
-    return {} if gamma == np.inf else {"gamma": gamma}
 
 
 def _label(k: int, gamma: float) -> str:
@@ -376,45 +380,6 @@ def _is_fit_diagnostic(category) -> bool:
 def _reissue(caught) -> None:
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-
-
-def _cross_validate(template, folds, candidate, fit_options, random_state) -> dict:
-    """Held-out accuracy and log-loss of one candidate ``(k, gamma,
-    label_flips)`` fitted with ``fit(**fit_options)``, per row and per fold
-    (``logprob``: each row's held-out log-probability of its outcome)."""
-    k, gamma, label_flips = candidate
-    y01, exog = template.endog, template.exog
-    logprob = np.empty(y01.size)
-    for fold in range(int(folds.max()) + 1):
-        test = folds == fold
-        with warnings.catch_warnings():
-            # a fold fit's diagnostics are about that fold's parameters, which
-            # are only used to predict; the held-out scores judge the candidate
-            warnings.simplefilter("ignore")
-            model = _model_class(gamma, label_flips)(
-                y01[~test],
-                exog[~test],
-                k=k,
-                inside=template._inside_code,
-                **_gamma_kw(gamma),
-            )
-            params = np.asarray(
-                model.fit(**fit_options, random_state=random_state).params
-            )
-        # the fitted model's own log-odds of y = 1 (PLUME, SPLA1 or with flips)
-        log_odds = model._log_odds_and_jacobian(params, exog[test], jacobian=False)[0]
-        logprob[test] = outcome_log_probability(log_odds, y01[test])
-    correct = (logprob > np.log(0.5)).astype(float)
-    by_fold = pd.DataFrame({"fold": folds, "acc": correct, "loss": -logprob})
-    means = by_fold.groupby("fold").mean()
-    root = np.sqrt(len(means))
-    return {
-        "cv_accuracy": correct.mean(),
-        "cv_accuracy_se": means["acc"].std(ddof=1) / root,
-        "cv_logloss": -logprob.mean(),
-        "cv_logloss_se": means["loss"].std(ddof=1) / root,
-        "logprob": logprob,
-    }
 
 
 class LRTestResult(NamedTuple):

@@ -581,3 +581,21 @@ def test_prediction_coverage_quick():
     assert len(rows) == 2  # the 90% and 95% levels
     shares = np.array([[float(cell) for cell in row] for row in rows])
     assert shares.shape == (2, 3) and np.all((shares >= 0.5) & (shares <= 1))
+
+
+def test_bootstrap_parallel_quick(tmp_path):
+    pytest.importorskip("joblib", reason="the benchmark needs [parallel]")
+    output = tmp_path / "bootstrap_parallel.md"
+    stdout = _run("bootstrap_parallel.py", "--quick", "--output", str(output))
+    text = output.read_text()
+    assert text.strip() in stdout  # printed and written
+    rows = [line.split("|")[1:-1] for line in text.splitlines()]
+    rows = [cells for cells in rows if cells and cells[0].strip() in ("1", "2")]
+    assert [cells[0].strip() for cells in rows] == ["1", "2"]
+    # the same replicates whatever n_jobs; the speed-up is n_jobs=1's own 1.00
+    assert all(cells[-1].strip() == "yes" for cells in rows)
+    assert rows[0][5].strip() == rows[0][6].strip() == "1.00"
+    assert float(rows[1][7]) > 0  # the first call, workers started
+    # provenance without this machine's paths
+    assert "- command: `python benchmarks/bootstrap_parallel.py --quick" in text
+    assert str(BENCHMARKS.parent) not in text

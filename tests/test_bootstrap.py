@@ -109,14 +109,6 @@ def test_bootstrap_is_aligned_and_reproducible(k2_fit):
     assert 0 <= boot.switched_share <= 1 and boot.failed_share == 0
 
 
-def test_bootstrap_progress_lines_only_when_asked(k2_fit, capsys):
-    k2_fit.bootstrap(n_boot=3, random_state=1)
-    assert capsys.readouterr().err == ""  # stderr is no terminal under pytest
-    k2_fit.bootstrap(n_boot=3, random_state=1, progress=True)
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert lines and lines[-1].startswith("bootstrap: 3/3 (")
-
-
 def test_bootstrap_in_summary(k2_fit):
     boot = k2_fit.bootstrap(n_boot=20, random_state=2)
     text = str(k2_fit.summary(cov_type="bootstrap"))
@@ -125,12 +117,6 @@ def test_bootstrap_in_summary(k2_fit):
     # the table shows the bootstrap SEs, not the observed-information ones
     assert f"{boot.bse.iloc[0]:.3f}" in text
     assert "Covariance Type:                nonrobust" in str(k2_fit.summary())
-
-
-def test_parallel_bootstrap_gives_the_same_replicates(k2_fit):
-    serial = k2_fit.bootstrap(n_boot=4, random_state=3)
-    parallel = k2_fit.bootstrap(n_boot=4, random_state=3, n_jobs=2)
-    pd.testing.assert_frame_equal(serial.params, parallel.params)
 
 
 def test_bootstrap_bad_input(k2_fit):

@@ -66,7 +66,7 @@ def in_process(pima):
 
 
 def test_fit_prints_the_summary(pima_csv):
-    done = run("fit", pima_csv, FORMULA, "--k", "2")
+    done = run("fit", pima_csv, FORMULA, "--k", "2", "--no-progress")
     assert done.returncode == 0, done.stderr
     assert "PolyhedralMixtureLogit Regression Results" in done.stdout
     for name in ("hyperplane h1", "hyperplane h2", "glucose", "Log-Likelihood"):

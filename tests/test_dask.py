@@ -83,6 +83,15 @@ def test_chunked_and_dask_fits_equal_the_in_memory_fit(reference, dask_fit):
     assert dask_fit.mle_retvals["data_passes"] <= 2 * dask_fit.n_iter + 10
 
 
+def test_dask_fit_progress_counts_its_passes(dask_fit, capsys):
+    # the bar's text names the passes over the partitions as they are made
+    shown = dask_fit.model.fit(progress=True)
+    text = capsys.readouterr().err.replace("\r", "\n")
+    assert "passes over the data" in text and "1/1" in text
+    assert_allclose(shown.params, dask_fit.params, rtol=RTOL)
+    assert shown.n_iter == dask_fit.n_iter
+
+
 def test_dask_reseat_makes_the_in_memory_moves(client):
     # a fit with a move that raises the objective (tests/test_reseat.py); the
     # moves are read on the rows the starts use, gathered from the partitions

@@ -1,4 +1,4 @@
-"""select_k, stratified folds, compare_lr_test and the progress reporter,
+"""select_k, stratified folds and compare_lr_test,
 against simulated truth, statsmodels and hand computation."""
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 from plumestats import LabelFlipPolyhedralLogit
 from plumestats._cv import stratified_folds
-from plumestats._progress import Progress
 from plumestats.api import (
     compare_lr_test,
     plume,
@@ -210,26 +209,6 @@ def test_compare_lr_test_warns_on_a_worse_larger_fit():
     with pytest.warns(ConvergenceWarning, match="worse local maximum"):
         result = compare_lr_test(small, large)
     assert result == (-2.0, 1.0, 3)
-
-
-def test_progress_quiet_by_default_and_on_request(polygon, capsys):
-    select_k("y ~ x1 + x2", polygon, ks=(1, 2), gammas=(1.0,))
-    assert capsys.readouterr().err == ""  # pytest's stderr is not a terminal
-    select_k("y ~ x1 + x2", polygon, ks=(1, 2), gammas=(1.0,), progress=True)
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert lines[-1].startswith("select_k: 2/2 (") and lines[-1].endswith("gamma=1")
-
-
-def test_progress_rate_limit(capsys):
-    progress = Progress(1000, "fits", enabled=True, interval=3600)
-    for _ in range(1000):
-        progress.step()
-    lines = capsys.readouterr().err.strip().splitlines()
-    # the first step and the last print; everything in between is within the hour
-    assert [line.split(" (")[0] for line in lines] == [
-        "fits: 1/1000",
-        "fits: 1000/1000",
-    ]
 
 
 def test_string_outcome_and_inside_label(polygon):

@@ -1,0 +1,153 @@
+"""The fits of :func:`plumestats.selection.select_k`: every candidate (K,
+gamma) on all the data and on each cross-validation fold, as independent
+tasks run in this process or in joblib's workers (:mod:`plumestats._parallel`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._parallel import run_tasks
+from ._prediction import outcome_log_probability
+from ._progress import progress_bar
+from .hard import HardPolyhedralLogit
+from .label_flip import LabelFlipPolyhedralLogit
+from .model import PolyhedralMixtureLogit
+
+__all__ = ["Context", "cv_scores", "fit_candidates", "one_seed"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every fit of :func:`~plumestats.selection.select_k` shares
+    (sent to a worker with each task). The fits on folds read the design as
+    arrays, the fits on all the data the formula and the frame."""
+
+    formula: str
+    data: pd.DataFrame | None
+    inside: Any
+    label_flips: bool
+    fit_options: dict
+    random_state: Any
+    folds: np.ndarray | None
+    y01: np.ndarray | None = None
+    exog: np.ndarray | None = None
+    code: int = 1
+    # the caller's names the formula reads (captured_namespace)
+    eval_env: Any = None
+
+
+def one_seed(random_state):
+    """``random_state`` as a value every fit can start from afresh: a
+    Generator gives one seed, so that no fit depends on the fits before it
+    (nor on which worker ran it)."""
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**63))
+    return random_state
+
+
+def fit_candidates(context: Context, candidates, n_workers: int, enabled: bool):
+    """Per candidate: its fit on all the data with the warnings it raised,
+    and (with folds) each row's held-out log-probability of its outcome."""
+    n_folds = 0 if context.folds is None else int(context.folds.max()) + 1
+    # each task carries only what its fit reads: the frame or the arrays
+    on_all = replace(context, y01=None, exog=None)
+    on_folds = replace(context, data=None)
+    tasks = [
+        (on_all if fold is None else on_folds, k, gamma, fold)
+        for k, gamma in candidates
+        for fold in (None, *range(n_folds))
+    ]
+    bar = progress_bar(len(tasks), "select_k", enabled, unit="fit")
+    try:
+        done = run_tasks(_fit_task, tasks, n_workers, bar)
+    finally:
+        bar.close()
+    out = []
+    for position in range(0, len(tasks), n_folds + 1):
+        full, *by_fold = done[position : position + n_folds + 1]
+        logprob = None
+        if n_folds:
+            logprob = np.empty(context.folds.size)
+            for fold, values in enumerate(by_fold):
+                logprob[context.folds == fold] = values
+        out.append((full, logprob))
+    return out
+
+
+def _fit_task(task: tuple):
+    """One fit: ``(context, k, gamma, None)`` on all the data,
+    ``(context, k, gamma, fold)`` without that fold."""
+    context, k, gamma, fold = task
+    cls = _model_class(gamma, context.label_flips)
+    settings = {"k": k, **_gamma_kw(gamma)}
+    options = {**context.fit_options, "random_state": context.random_state}
+    if fold is None:
+        return _fit_on_all(context, cls, settings, options)
+    return _fit_without_fold(context, cls, settings, fold, options)
+
+
+def _fit_on_all(context: Context, cls, settings: dict, options: dict):
+    """The candidate's results on all the data, and the warnings raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = cls.from_formula(
+            context.formula,
+            context.data,
+            inside=context.inside,
+            eval_env=context.eval_env,
+            **settings,
+        )
+        results = model.fit(**options)
+    # plain records: they travel back from a worker process
+    return results, [
+        warnings.WarningMessage(w.message, w.category, w.filename, w.lineno)
+        for w in caught
+    ]
+
+
+def _fit_without_fold(context: Context, cls, settings, fold: int, options: dict):
+    """The held-out rows' log-probabilities of their outcomes under the
+    candidate fitted without ``fold``."""
+    test = context.folds == fold
+    y01, exog = context.y01, context.exog
+    with warnings.catch_warnings():
+        # a fold fit's diagnostics are about that fold's parameters, which
+        # are only used to predict; the held-out scores judge the candidate
+        warnings.simplefilter("ignore")
+        model = cls(y01[~test], exog[~test], inside=context.code, **settings)
+        params = np.asarray(model.fit(**options).params)
+    # the fitted model's own log-odds of y = 1 (PLUME, SPLA1 or with flips)
+    log_odds = model._log_odds_and_jacobian(params, exog[test], jacobian=False)[0]
+    return outcome_log_probability(log_odds, y01[test])
+
+
+def cv_scores(logprob: np.ndarray, folds: np.ndarray) -> dict:
+    """Held-out accuracy and log-loss, over all rows and their standard
+    errors over the folds, from each row's held-out log-probability."""
+    correct = (logprob > np.log(0.5)).astype(float)
+    by_fold = pd.DataFrame({"fold": folds, "acc": correct, "loss": -logprob})
+    means = by_fold.groupby("fold").mean()
+    root = np.sqrt(len(means))
+    return {
+        "cv_accuracy": correct.mean(),
+        "cv_accuracy_se": means["acc"].std(ddof=1) / root,
+        "cv_logloss": -logprob.mean(),
+        "cv_logloss_se": means["loss"].std(ddof=1) / root,
+    }
+
+
+def _model_class(gamma: float, label_flips: bool = False):
+    """The model a candidate is fitted with."""
+    if label_flips:
+        return LabelFlipPolyhedralLogit
+    return HardPolyhedralLogit if gamma == np.inf else PolyhedralMixtureLogit
+
+
+def _gamma_kw(gamma: float) -> dict:
+    return {} if gamma == np.inf else {"gamma": gamma}
