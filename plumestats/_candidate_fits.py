@@ -19,7 +19,7 @@ from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
 
-__all__ = ["Context", "cv_scores", "fit_candidates", "one_seed"]
+__all__ = ["Context", "cv_scores", "fit_candidates", "formula_refit", "one_seed"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ class Context:
     code: int = 1
     # the caller's names the formula reads (captured_namespace)
     eval_env: Any = None
+    # the frame, kept in this process for the refit of the chosen candidate
+    data_for_refit: pd.DataFrame | None = None
 
 
 def one_seed(random_state):
@@ -56,8 +58,14 @@ def fit_candidates(context: Context, candidates, n_workers: int, enabled: bool):
     and (with folds) each row's held-out log-probability of its outcome."""
     n_folds = 0 if context.folds is None else int(context.folds.max()) + 1
     # each task carries only what its fit reads: the frame or the arrays
-    on_all = replace(context, y01=None, exog=None)
-    on_folds = replace(context, data=None)
+    # (in workers the fits on all the data read the arrays too; the frame
+    # kept for the refit stays here)
+    on_all = replace(
+        context,
+        data_for_refit=None,
+        **({} if context.data is None else {"y01": None, "exog": None}),
+    )
+    on_folds = replace(context, data=None, data_for_refit=None)
     tasks = [
         (on_all if fold is None else on_folds, k, gamma, fold)
         for k, gamma in candidates
@@ -93,16 +101,20 @@ def _fit_task(task: tuple):
 
 
 def _fit_on_all(context: Context, cls, settings: dict, options: dict):
-    """The candidate's results on all the data, and the warnings raised."""
+    """The candidate's results on all the data, and the warnings raised: from
+    the formula in this process, from the design's arrays in a worker."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = cls.from_formula(
-            context.formula,
-            context.data,
-            inside=context.inside,
-            eval_env=context.eval_env,
-            **settings,
-        )
+        if context.data is None:
+            model = cls(context.y01, context.exog, inside=context.code, **settings)
+        else:
+            model = cls.from_formula(
+                context.formula,
+                context.data,
+                inside=context.inside,
+                eval_env=context.eval_env,
+                **settings,
+            )
         results = model.fit(**options)
     # plain records: they travel back from a worker process
     return results, [
@@ -111,11 +123,29 @@ def _fit_on_all(context: Context, cls, settings: dict, options: dict):
     ]
 
 
+def formula_refit(context: Context, results, k: int, gamma: float):
+    """The chosen candidate as a formula fit (predicting from DataFrames),
+    refitted in this process from the estimate a worker found on the arrays."""
+    cls = _model_class(gamma, context.label_flips)
+    model = cls.from_formula(
+        context.formula,
+        context.data_for_refit,
+        inside=context.inside,
+        eval_env=context.eval_env,
+        k=k,
+        **_gamma_kw(gamma),
+    )
+    options = {**context.fit_options, "reseat": 0, "n_init": 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the worker's fit has said it all
+        return model.fit(start_params=np.asarray(results.params), **options)
+
+
 def _fit_without_fold(context: Context, cls, settings, fold: int, options: dict):
     """The held-out rows' log-probabilities of their outcomes under the
     candidate fitted without ``fold``."""
     test = context.folds == fold
-    y01, exog = context.y01, context.exog
+    y01, exog = context.y01, np.asarray(context.exog)
     with warnings.catch_warnings():
         # a fold fit's diagnostics are about that fold's parameters, which
         # are only used to predict; the held-out scores judge the candidate

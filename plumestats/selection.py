@@ -19,7 +19,13 @@ from statsmodels.tools.sm_exceptions import (
     PerfectSeparationWarning,
 )
 
-from ._candidate_fits import Context, cv_scores, fit_candidates, one_seed
+from ._candidate_fits import (
+    Context,
+    cv_scores,
+    fit_candidates,
+    formula_refit,
+    one_seed,
+)
 from ._cv import stratified_folds
 from ._fitting import as_rng
 from ._formula_data import captured_namespace
@@ -250,12 +256,17 @@ def select_k(
     if cross_validate:
         cv = check_int(cv, "cv", minimum=2)
         folds = stratified_folds(template.endog, cv, as_rng(random_state))
-    design = (None, None, 1)  # the fits on folds read the design as arrays
-    if folds is not None:
-        design = (template.endog, template.exog, template._inside_code)
+    # the fits on folds, and in worker processes every fit, read the design
+    # as arrays: a formula fit cannot travel back from a worker when the
+    # formula reads the caller's names (statsmodels rebuilds its design from
+    # the caller's frame when it is unpickled)
+    design = (None, None, 1)
+    if folds is not None or n_workers > 1:
+        exog = pd.DataFrame(template.exog, columns=template.exog_names)
+        design = (template.endog, exog, template._inside_code)
     context = Context(
         formula,
-        data,
+        data if n_workers == 1 else None,
         inside,
         label_flips,
         fit_options,
@@ -263,6 +274,7 @@ def select_k(
         folds,
         *design,
         eval_env=namespace,
+        data_for_refit=data,
     )
     fitted = fit_candidates(context, candidates, n_workers, enabled)
 
@@ -302,6 +314,8 @@ def select_k(
         best_row = _keep_k1_unless_beaten(table, held_out, best_row, n_se)
     k, gamma = candidates[best_row]
     best, caught = fits[(k, gamma)]
+    if n_workers > 1:
+        best = formula_refit(context, best, k, gamma)
     if unsettled:
         warnings.warn(
             f"{len(unsettled)} of {len(candidates)} candidate fits did not reach a "

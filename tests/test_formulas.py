@@ -157,3 +157,19 @@ def test_patsy_environment_is_used_as_given(frame):
 def test_dict_namespace_with_statsmodels_015(frame):
     model = ps.plume("y ~ I(x > cut)", frame, k=1, eval_env={"cut": 0.25})
     assert_allclose(model.exog[:, 1], frame.x > 0.25)
+
+
+def test_select_k_in_worker_processes_sees_the_callers_names(frame):
+    # the candidate fits run in joblib's workers: the names are captured first
+    pytest.importorskip("joblib")
+    cut = 0.25
+
+    def square(values):
+        return np.asarray(values) ** 2
+
+    options = {"ks": (1, 2), "gammas": (1.0,), "alpha": 1e-2}
+    serial = ps.select_k(FORMULA, frame, **options)
+    parallel = ps.select_k(FORMULA, frame, n_jobs=2, **options)
+    assert_allclose(parallel.table["llf"], serial.table["llf"], rtol=1e-10)
+    assert_allclose(parallel.best.model.exog[:, 1], frame.x > cut)
+    assert square(2) == 4
