@@ -551,7 +551,15 @@ def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(
     # the wrapper's save pickles the wrapper, as statsmodels' does
     wrapper = PolyhedralMixtureLogitResultsWrapper
     monkeypatch.setattr(wrapper, "save", half_then_interrupt)
-    args = ["fit", str(small_csv), SMALL, "--output", str(out), "--force"]
+    args = [
+        "fit",
+        str(small_csv),
+        SMALL,
+        "--output",
+        str(out),
+        "--force",
+        "--no-progress",
+    ]
     assert main(args) == 130
     assert capsys.readouterr().err == "plumestats: interrupted\n"
     assert out.read_bytes() == b"the previous fit"
