@@ -1,7 +1,7 @@
 """Dask input: the model on ``dask.array`` / ``dask.dataframe`` collections.
 
 The design and outcome are persisted on the workers once; every pass of the EM
-engine (:class:`plumestats._blocks.BlockProblem`) is then one task per partition,
+engine (:class:`plumestats._problem.Problem`) is then one task per partition,
 standardising its rows and returning their sums, tree-summed by Dask: only
 ``(K p)^2``-sized arrays travel to the driver. Whatever scheduler is active runs
 it: a ``dask.distributed.Client`` on a ``LocalCluster`` or on a remote cluster
@@ -19,15 +19,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._blocks import (
-    block_sums,
-    combine_moments,
-    combine_sums,
-    design_moments,
-    scaling_from_moments,
-    source_sums,
-)
-from ._likelihood import compute_hard_terms, compute_terms, linear_scores
+from ._design import as_design
+from ._objectives import block_sums, combine_sums
+from ._rows import combine_moments, design_moments, scaling_from_moments
+from ._spec import ModelSpec
 from ._validation import (
     _array_column_names,
     check_magnitudes,
@@ -35,7 +30,7 @@ from ._validation import (
     resolve_inside,
 )
 
-__all__ = ["DaskBlocks", "import_dask", "init_dask_model", "is_dask_collection"]
+__all__ = ["DaskRows", "import_dask", "init_dask_model", "is_dask_collection"]
 
 
 def import_dask():
@@ -127,8 +122,9 @@ def _moments_block(x, y):
     return design_moments(np.asarray(x, dtype=float), np.asarray(y))
 
 
-class DaskBlocks:
-    """The row source of :class:`~plumestats._blocks.BlockProblem` on Dask.
+class DaskRows:
+    """The row source of :class:`~plumestats._problem.Problem` on Dask
+    (``plumestats._rows`` describes the interface).
 
     Parameters
     ----------
@@ -140,10 +136,16 @@ class DaskBlocks:
         Standardisation applied to each partition inside its task.
     """
 
-    def __init__(self, exog, y_pm, scaling):
+    # the partitions are the blocks; no observation weights yet
+    single = False
+    weights = None
+
+    def __init__(self, exog, y_pm, scaling, moments=None):
         self.exog = exog
         self.y_pm = y_pm
         self.scaling = scaling
+        self.moments = moments
+        self.radius = None if moments is None else float(moments["radius"])
         self.nobs, self.n_cols = (int(size) for size in exog.shape)
         self.n_partitions = exog.numblocks[0]
 
@@ -228,7 +230,7 @@ def init_dask_model(model, endog, exog, *, k, gamma, missing, inside) -> None:
     if y.chunks[0] != x.chunks[0]:
         # the outcome takes the design's row blocks: a task pairs block i of both
         y = y.rechunk((x.chunks[0],)).persist()
-    blocks = DaskBlocks(x, y, scaling=None)
+    blocks = DaskRows(x, y, scaling=None)
     moments = _moments(x, y, blocks._tree)
     if moments["nonfinite"]:
         raise ValueError(
@@ -275,8 +277,8 @@ def init_dask_model(model, endog, exog, *, k, gamma, missing, inside) -> None:
     model.df_model = float(model.nparams - 1)  # as PolyhedralMixtureLogit's
     model.df_resid = float(nobs - model.nparams)
     model.data.param_names = [f"h{i + 1}:{name}" for i in range(k) for name in names]
-    model._row_source = DaskBlocks(x, y_pm, scaling)
-    model._row_source.moments = moments
+    model._row_source = DaskRows(x, y_pm, scaling, moments)
+    model.spec = ModelSpec(k, model._gate(gamma), sign, flips=model._flips)
 
 
 def map_rows(function, exog, *, columns: int | None, **arguments):
@@ -299,58 +301,41 @@ def map_rows(function, exog, *, columns: int | None, **arguments):
     )
 
 
-def outcome_sums(model, params_internal: np.ndarray, need: set) -> dict:
-    """One pass of :func:`block_sums` over the model's persisted partitions."""
+def user_sums(model, params: np.ndarray, key: str):
+    """One of the objective's sums (``"grad"`` or ``"hess"``, or ``"L"``) in
+    the user's units, from one pass over the persisted partitions in the
+    engine's: the scores are unchanged by the reparametrisation, so the chain
+    rule through ``J = I_K (x) B`` is exact (``J' g``, ``J' H J``)."""
     source = model._row_source
-    return source_sums(source, params_internal, model.k, model.gamma, model._hard, need)
+    objective = model.spec.objective()
+    size = model.k * model.k_vars
+    internal = source.scaling.to_internal(params[:size].reshape(model.k, -1))
+    internal = np.append(internal.ravel(), params[size:])
+    sums = source.reduce(objective=objective, params=internal, need=frozenset({key}))
+    if key == "L":
+        return float(sums["L"])
+    from ._problem import user_jacobian
 
-
-def _user_jacobian(model) -> np.ndarray:
-    """``d internal / d user`` for the whole parameter vector, ``I_K (x) B``."""
-    return np.kron(np.eye(model.k), model._row_source.scaling.jacobian_to_internal())
-
-
-def _internal(model, params: np.ndarray) -> np.ndarray:
-    scaling = model._row_source.scaling
-    return scaling.to_internal(params.reshape(model.k, -1)).ravel()
+    jacobian = user_jacobian(source.scaling, model.k, objective.n_extra, internal=True)
+    if key == "grad":
+        return jacobian.T @ sums["grad"]
+    return jacobian.T @ sums[key] @ jacobian
 
 
 def loglike(model, params: np.ndarray) -> float:
     """``L`` in one pass over the partitions."""
-    return float(outcome_sums(model, _internal(model, params), {"L"})["L"])
+    return user_sums(model, params, "L")
 
 
-def score(model, params: np.ndarray) -> np.ndarray:
-    """The gradient in user units: ``J' g_internal`` (the scores are unchanged
-    by the reparametrisation, so the chain rule is exact)."""
-    sums = outcome_sums(model, _internal(model, params), {"grad"})
-    return _user_jacobian(model).T @ sums["grad"]
+def _loglikeobs_rows(x, y, *, params, spec):
+    rows = spec.objective().rows(as_design(x), y, params)
+    return np.minimum(rows.loglikeobs, 0.0)
 
 
-def hessian(model, params: np.ndarray) -> np.ndarray:
-    """The Hessian in user units, ``J' H_internal J``."""
-    sums = outcome_sums(model, _internal(model, params), {"hess"})
-    jac = _user_jacobian(model)
-    return jac.T @ sums["hess"] @ jac
-
-
-def _rows_terms(x, y, params, k, gamma, hard):
-    scores = linear_scores(params, x, k)
-    return compute_hard_terms(scores, y) if hard else compute_terms(scores, y, gamma)
-
-
-def _loglikeobs_rows(x, y, *, params, k, gamma, hard):
-    return _rows_terms(x, y, params, k, gamma, hard).loglikeobs
-
-
-def _score_obs_rows(x, y, *, params, k, gamma, hard):
-    terms = _rows_terms(x, y, params, k, gamma, hard)
-    weights = terms.score_weights(1.0 if hard else gamma)
-    return (weights[:, :, None] * x[:, None, :]).reshape(x.shape[0], -1)
-
-
-def _settings(model, params) -> dict:
-    return {"params": params, "k": model.k, "gamma": model.gamma, "hard": model._hard}
+def _score_obs_rows(x, y, *, params, spec):
+    objective = spec.objective()
+    design = as_design(x)
+    return objective.score_rows(design, objective.rows(design, y, params))
 
 
 def _per_row(function, model, params, index: str, **options):
@@ -365,8 +350,9 @@ def _per_row(function, model, params, index: str, **options):
         "i",
         concatenate=True,
         dtype=float,
+        params=params,
+        spec=model.spec,
         **options,
-        **_settings(model, params),
     )
 
 

@@ -3,15 +3,24 @@ anything, computed once from what a fit already holds."""
 
 from __future__ import annotations
 
+import sys
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from statsmodels.tools.sm_exceptions import HessianInversionWarning
+from statsmodels.tools.sm_exceptions import (
+    ConvergenceWarning,
+    HessianInversionWarning,
+    PerfectSeparationWarning,
+)
 
-from ._em import PERFECT_LOGPROB
-
-__all__ = ["FitDiagnostics", "compute_diagnostics", "warn_diagnostics"]
+__all__ = [
+    "FitDiagnostics",
+    "caller_stacklevel",
+    "compute_diagnostics",
+    "warn_diagnostics",
+    "warn_if_unsettled",
+]
 
 # Condition number of the per-observation information (standardised features)
 # above which a direction counts as flat. Regular fits in the test suite and the
@@ -124,16 +133,15 @@ def compute_diagnostics(
     neg_hess_internal: np.ndarray,
     grad_internal: np.ndarray,
     retvals: dict,
-    alpha: float = 0.0,
-    data_sums=None,
+    alpha: float,
+    data_sums,
 ) -> FitDiagnostics:
     """Diagnostics of a fit from the information and score in the engine's
     standardised coordinates (penalty included) and the fit's ``retvals``.
 
     What they need from the data (perfectly fitted rows, gate mass, the Gram
-    matrix) is computed here on the whole sample, or taken from
-    ``data_sums`` (:class:`plumestats._blocks.DataSums`) for a fit by row
-    blocks, which summed it block by block.
+    matrix) comes from the fit's one pass over the rows, ``data_sums``
+    (:class:`plumestats._problem.DataSums`).
     """
     nobs = model.nobs
     info = neg_hess_internal / nobs
@@ -153,19 +161,13 @@ def compute_diagnostics(
             # an eigenvalue of 1e-300 is positive, but LU still finds the
             # matrix singular: no Newton decrement to report
             pass
-    if data_sums is None:
-        logprob = model.loglikeobs(params)
-        n_perfect = int(np.sum(logprob > PERFECT_LOGPROB))
-        gate_mass = np.asarray(model.predict(params, which="gate")).sum(axis=0)
-    else:
-        n_perfect, gate_mass = data_sums.n_perfect, data_sums.gate_mass
+    n_perfect, gate_mass = data_sums.n_perfect, data_sums.gate_mass
     # under a penalty, experts shrink together by design and the information
     # stays regular; only an unpenalised collapse leaves a flat direction
     collapsed = model.k > 1 and alpha == 0.0
     if collapsed:
         weights = np.reshape(params, (model.k, -1))
-        gram = model.exog.T @ model.exog if data_sums is None else data_sums.gram
-        gram = gram / nobs
+        gram = data_sums.gram / nobs
         collapsed = bool(np.any(gate_mass < model.k_vars)) or _duplicated(weights, gram)
     flags = []
     if not retvals.get("converged", False):
@@ -178,7 +180,7 @@ def compute_diagnostics(
         flags.append("ill_conditioned")
     # the hard model's maximum often sits on a kink (two faces tie), where the
     # score of the active pieces need not vanish
-    if decrement > DECREMENT_LIMIT and not model._hard:
+    if decrement > DECREMENT_LIMIT and not model.spec.gate.kinked:
         flags.append("not_stationary")
     if collapsed:
         flags.append("collapsed_expert")
@@ -211,3 +213,87 @@ def warn_diagnostics(diagnostics: FitDiagnostics, stacklevel: int) -> None:
             HessianInversionWarning,
             stacklevel=stacklevel + 1,
         )
+
+
+def warn_if_unsettled(model, retvals, alpha, cov_ok, n_perfect: int) -> bool:
+    """Convergence and separation warnings; returns whether separation was seen.
+
+    Separation has one warning class on every path, statsmodels'
+    ``PerfectSeparationWarning``: when the engine stopped on it
+    (``retvals["separation"]``: diverging weights, or a direction to infinity)
+    or when, without a penalty, rows are fitted perfectly (``n_perfect``: with
+    probability above ``1 - 1e-8``) at a fit that did not reach a regular
+    maximum.
+    """
+    regular = retvals["converged"] and cov_ok
+    separated = bool(retvals.get("separation")) or (
+        alpha == 0 and n_perfect > 0 and not regular
+    )
+    if separated:
+        warnings.warn(
+            _separation_message(model.nobs, n_perfect, alpha),
+            PerfectSeparationWarning,
+            stacklevel=caller_stacklevel(),
+        )
+    elif not retvals["converged"]:
+        warnings.warn(
+            f"The fit did not converge: {retvals['message']} after "
+            f"{retvals['iterations']} iterations (largest |score| "
+            f"{retvals['max_abs_score']:.3g}). "
+            + retvals.get("remedy", _convergence_remedy(alpha, model.k)),
+            ConvergenceWarning,
+            stacklevel=caller_stacklevel(),
+        )
+    return separated
+
+
+# a penalty per observation beyond this outweighs any log-likelihood gain of a
+# slope (L / N is at most log 2 away from the null): every slope shrinks to 0
+_OVERWHELMING_ALPHA = 1.0
+
+
+def _convergence_remedy(alpha: float, k: int) -> str:
+    """What to try after a fit that did not converge, given its penalty."""
+    if alpha == 0:
+        return (
+            "Increase maxiter, or add a small L2 penalty (alpha) if the weights "
+            "keep growing."
+        )
+    if alpha >= _OVERWHELMING_ALPHA and k > 1:
+        return (
+            f"alpha={alpha:g} shrinks every slope to about zero, so the {k} "
+            "faces collapse onto their intercepts, which are not identified: "
+            "use a smaller alpha (1e-4 to 1e-1 is the usual range) or k=1."
+        )
+    return "Increase maxiter."
+
+
+def _separation_message(nobs: int, n_perfect: int, alpha: float) -> str:
+    if n_perfect:
+        seen = (
+            f"{n_perfect} of {nobs} observations are fitted with probability "
+            "> 1 - 1e-8 and the fit did not reach a regular maximum"
+        )
+    else:
+        seen = "the weights grow without bound while the likelihood barely rises"
+    remedy = (
+        "Use an L2 penalty, e.g. fit(alpha=1e-3), or a smaller k."
+        if alpha == 0
+        else f"Use a larger L2 penalty than alpha={alpha:g}, or a smaller k."
+    )
+    return (
+        f"Perfect or quasi-perfect separation: {seen}. The likelihood has no "
+        "finite maximum, so the parameters are not identified and their "
+        f"standard errors mean nothing. {remedy}"
+    )
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` of a warning issued by the calling function that
+    points at the first frame outside plumestats (the user's line)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+        "plumestats"
+    ):
+        frame, level = frame.f_back, level + 1
+    return level

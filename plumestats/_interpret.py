@@ -62,7 +62,7 @@ def active_face(results, exog=None):
 def responsibilities(results):
     """``results.responsibilities()``; documented there (the public method)."""
     _require_data(results, "responsibilities()")
-    resp = results.model._terms(np.asarray(results.params)).resp
+    resp = results.model._user_rows(np.asarray(results.params))[2].resp
     return _named(resp, results, index=results.model.data.row_labels)
 
 

@@ -56,7 +56,7 @@ from scipy.special import expit
 from statsmodels.discrete.discrete_margins import DiscreteMargins
 
 from ._inference import check_alpha
-from ._likelihood import gate_probabilities, linear_scores, predict_mean
+from ._likelihood import linear_scores
 from ._prediction import free_parameters
 from ._validation import require_estimation_data
 
@@ -67,13 +67,7 @@ METHOD_CHOICES = ("dydx", "eyex", "dyex", "eydx")
 
 
 def prediction_derivatives(
-    params: np.ndarray,
-    exog: np.ndarray,
-    k: int,
-    gamma: float,
-    sign: float,
-    hard: bool,
-    second: bool = True,
+    params: np.ndarray, exog: np.ndarray, spec, second: bool = True
 ):
     """P(y = 1 | x) and its first (and second) derivatives in the scores.
 
@@ -83,14 +77,9 @@ def prediction_derivatives(
         Hyperplane-major weights.
     exog : ndarray, shape (n, p)
         Design rows.
-    k : int
-        Number of hyperplanes.
-    gamma : float
-        Gate sharpness (ignored when ``hard``).
-    sign : float
-        ``+1`` when class 1 is inside the polyhedron, ``-1`` otherwise.
-    hard : bool
-        Hard gating (SPLA1).
+    spec : ModelSpec
+        K, the gate and the sign of the inside class
+        (:class:`~plumestats._spec.ModelSpec`).
     second : bool
         Also return the ``(n, K, K)`` second derivatives.
 
@@ -103,15 +92,12 @@ def prediction_derivatives(
     second : ndarray, shape (n, K, K) or None
         ``H[n, j, l] = d2 P_n / da_nj da_nl``.
     """
+    k, sign = spec.k, spec.sign
     scores = linear_scores(params, exog, k)
-    if hard:
-        owner = scores.argmin(axis=1)
-        gate = (owner[:, None] == np.arange(k)).astype(float)
-        gamma = 0.0
-        prob = expit(sign * scores[np.arange(len(owner)), owner])
-    else:
-        gate = gate_probabilities(scores, gamma)
-        prob = predict_mean(scores, gamma, sign)
+    gate = spec.gate.probabilities(scores)
+    prob = spec.gate.mean(scores, sign)
+    # a hard gate has no gate terms in the derivatives
+    gamma = 0.0 if spec.hard else spec.gate.gamma
     expert = expit(sign * scores)
     curvature = expit(scores) * expit(-scores)
     first = gate * (sign * curvature - gamma * (expert - prob[:, None]))
@@ -132,9 +118,7 @@ class _Derivatives:
 
     def __init__(self, model, params: np.ndarray):
         self.k = model.k
-        self.gamma = model.gamma
-        self.sign = 1.0 if model._inside_code == 1 else -1.0
-        self.hard = bool(model._hard)
+        self.spec = model.spec
         params = np.asarray(params, dtype=float)
         # lambda = 2 eps for the label-flip model (params end with flip_logit)
         self.flip = expit(params[-1]) if model.k_extra else None
@@ -144,9 +128,7 @@ class _Derivatives:
     def _terms(self, exog, second=True):
         """Observed P, d(observed P)/d(eta) (None without flips), and the
         score derivatives of the observed P."""
-        prob, first, hess = prediction_derivatives(
-            self.params, exog, self.k, self.gamma, self.sign, self.hard, second
-        )
+        prob, first, hess = prediction_derivatives(self.params, exog, self.spec, second)
         if self.flip is None:
             return prob, None, first, hess
         lam = self.flip

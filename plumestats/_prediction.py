@@ -37,7 +37,7 @@ from scipy.special import expit, log_expit
 from statsmodels.base._prediction_inference import PredictionResultsMonotonic
 
 from ._inference import check_alpha
-from ._likelihood import compute_hard_terms, compute_terms, linear_scores
+from ._likelihood import linear_scores
 from ._validation import require_estimation_data
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "free_parameters",
     "log_odds_and_jacobian",
     "outcome_log_probability",
+    "predict_rows",
     "prediction_results",
 ]
 
@@ -102,18 +103,14 @@ def flip_log_odds_and_jacobian(
 def _log_probabilities(model, params, exog, jacobian: bool = True):
     """``log P``, ``log(1 - P)`` (P = P(y = 1 | x)) and the log-odds' gradient
     in the hyperplane weights (None without ``jacobian``)."""
-    k = model.k
-    sign = 1.0 if model._inside_code == 1 else -1.0
+    spec = model.spec
+    k, sign, gate = spec.k, spec.sign, spec.gate
     scores = linear_scores(params, exog, k)
     ones = np.ones(scores.shape[0])
-    if model._hard:
-        gamma = 0.0
-        yes = compute_hard_terms(scores, sign * ones)
-        no = compute_hard_terms(scores, -sign * ones)
-    else:
-        gamma = model.gamma
-        yes = compute_terms(scores, sign * ones, gamma)
-        no = compute_terms(scores, -sign * ones, gamma)
+    yes = gate.terms(scores, sign * ones)
+    no = gate.terms(scores, -sign * ones)
+    # the gate terms cancel in the difference; a hard gate has none
+    gamma = 0.0 if spec.hard else gate.gamma
     if not jacobian:
         return yes._log_lik[:, 0], no._log_lik[:, 0], None
     weights = yes.score_weights(gamma) - no.score_weights(gamma)
@@ -277,3 +274,30 @@ def _aggregation_weights(agg_weights, nobs: int) -> np.ndarray:
             f"shape {weights.shape}"
         )
     return weights / nobs
+
+
+def predict_rows(
+    exog: np.ndarray, *, params: np.ndarray, spec, which: str
+) -> np.ndarray:
+    """:meth:`PolyhedralMixtureLogit.predict` on design rows (also one Dask
+    partition's) of PLUME's faces (the :class:`~plumestats._spec.ModelSpec`'s
+    gate and inside class)."""
+    exog = np.asarray(exog, dtype=float)
+    incomplete = np.isnan(exog).any(axis=1)
+    if incomplete.any():
+        # rows with missing features predict NaN, the others as usual
+        out = predict_rows(exog[~incomplete], params=params, spec=spec, which=which)
+        full = np.full((exog.shape[0], *out.shape[1:]), np.nan)
+        full[~incomplete] = out
+        return full
+    scores = linear_scores(params, exog, spec.k)
+    if which == "mean":
+        # P(y = 1) is P(inside) when class 1 is inside, P(outside) otherwise
+        return spec.gate.mean(scores, spec.sign)
+    if which == "decision":
+        return scores.min(axis=1)
+    if which == "gate":
+        return spec.gate.probabilities(scores)
+    if which == "expert":
+        return expit(spec.sign * scores)
+    return scores

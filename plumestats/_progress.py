@@ -178,7 +178,8 @@ class FitProgress:
         self._last = now
         parts = [self.stage] if self.stage else []
         parts.append(f"iteration {iteration}")
-        passes = getattr(self.problem, "passes", None)
+        blocks = self.problem is not None and not self.problem.source.single
+        passes = self.problem.passes if blocks else None
         if passes is not None:
             parts.append(f"{passes} passes over the data")
         if value is not None:

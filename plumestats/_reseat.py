@@ -22,9 +22,13 @@ points rather than searched for.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from ._em import EMOptions, EMTrace, Problem, run_em
+from ._em import EMOptions, EMTrace, run_em
+from ._problem import Problem
+from ._rows import InMemoryRows
 from ._start import fit_logistic
 
 __all__ = ["reseat_faces"]
@@ -50,7 +54,7 @@ def reseat_faces(
     among them and ``best``.
     """
     on_sample = Problem(
-        sample[0], sample[1], k=problem.k, gamma=problem.gamma, hard=problem.hard
+        InMemoryRows.standardised(*sample), replace(problem.spec, alpha=0.0)
     )
     runs: list[EMTrace] = []
     current = best
@@ -76,8 +80,8 @@ def _reseated_start(
 ) -> np.ndarray | None:
     """``params`` with its idlest face replaced by a fit to the missed outside
     points of ``problem`` (the sample), or None when the fit misses none."""
-    terms = problem.terms(params)
-    outside = problem.y_pm < 0
+    terms = problem.rows(params)
+    outside = problem.source.y_pm < 0
     missed = outside & (terms.loglikeobs < _LOG_HALF)
     if not missed.any():
         return None
@@ -87,7 +91,9 @@ def _reseated_start(
     # the new face sees the inside class and the missed outside points only:
     # the other outside points are already outside some face
     weights = np.where(outside & ~missed, 0.0, 1.0)
-    face = fit_logistic(problem.exog, problem.y_pm, intercept_index, weights=weights)
+    face = fit_logistic(
+        problem.source.design, problem.source.y_pm, intercept_index, weights=weights
+    )
     start = np.array(params, dtype=float, copy=True).reshape(problem.k, -1)
     start[idle] = face
     return start.ravel()

@@ -34,6 +34,7 @@ from ._design_json import (
 from ._diagnostics import FitDiagnostics
 from ._formula_safety import UnsafeFormulaError, check_safe_formula
 from ._json_codec import decode, encode
+from ._spec import ModelSpec
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_json", "results_from_json", "to_json"]
 
@@ -76,6 +77,7 @@ _RESULTS_FIELDS = (
     "_radius",
     "_llf",
     "_llnull",
+    "_confusion",
 )
 # present only for some fits (robust covariances, clusters)
 _OPTIONAL_RESULTS_FIELDS = ("cov_params_default", "df_resid_inference")
@@ -266,6 +268,8 @@ def _rebuild(model_part: dict, results_part: dict):
     vars(model).update(_model_state(model_part))
     model.data = _model_data(model_part)
     _check_counts(model)
+    sign = 1.0 if model._inside_code == 1 else -1.0
+    model.spec = ModelSpec(model.k, model._gate(model.gamma), sign, model._flips)
     results = results_cls.__new__(results_cls)
     # what a remove_data()'d pickle would restore, field by field
     state = {field: decode(results_part[field]) for field in _RESULTS_FIELDS}
@@ -292,6 +296,7 @@ def _rebuild(model_part: dict, results_part: dict):
         cov_kwds=_mapping(decode(results_part["cov_kwds"])),
     )
     diagnostics = results_part.get("diagnostics")
+    state["_diagnostics"] = None  # PLUME's only (not the label-flip model's)
     if diagnostics is not None:
         state["_diagnostics"] = FitDiagnostics(**_mapping(decode(diagnostics)))
     vars(results).update(state)

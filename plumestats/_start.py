@@ -28,7 +28,10 @@ import numpy as np
 from scipy.cluster.vq import kmeans2
 
 from ._design import DesignMatrix, as_design
-from ._em import EMOptions, Problem, run_em
+from ._em import EMOptions, run_em
+from ._problem import Problem
+from ._rows import InMemoryRows
+from ._spec import ModelSpec, SoftGate
 
 __all__ = ["INIT_METHODS", "make_start", "sample_rows", "start_methods"]
 
@@ -56,7 +59,8 @@ def _slope_ridge(n_cols: int, intercept_index: int | None) -> np.ndarray:
 def fit_logistic(exog, y_pm, intercept_index=None, weights=None) -> np.ndarray:
     """Weighted ridge logistic regression (PLUME with K = 1), for start values."""
     ridge = _slope_ridge(exog.shape[1], intercept_index)
-    problem = Problem(exog, y_pm, k=1, gamma=1.0, ridge=ridge, weights=weights)
+    rows = InMemoryRows.standardised(exog, y_pm, weights=weights)
+    problem = Problem(rows, ModelSpec(1, SoftGate(1.0)), ridge=ridge)
     trace = run_em(problem, np.zeros(exog.shape[1]), EMOptions(maxiter=100))
     return trace.params
 

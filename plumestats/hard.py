@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from ._spec import HardGate
 from .model import PolyhedralMixtureLogit
 
 __all__ = ["HardPolyhedralLogit"]
@@ -42,7 +43,8 @@ class HardPolyhedralLogit(PolyhedralMixtureLogit):
     function", ACML 2010.
     """
 
-    _hard = True
+    def _gate(self, gamma: float) -> HardGate:
+        return HardGate()
 
     def __init__(
         self, endog, exog, k: int = 2, missing: str = "none", inside=1, **kwargs

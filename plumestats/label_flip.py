@@ -23,35 +23,14 @@ import numpy as np
 from scipy import stats
 from scipy.special import expit, logit
 from statsmodels.base import wrapper as wrap
-from statsmodels.base.model import LikelihoodModelResults
-from statsmodels.tools.sm_exceptions import (
-    ConvergenceWarning,
-    PerfectSeparationWarning,
-)
 from statsmodels.tools.tools import nan_dot
 
-from . import _dask, _fitting
 from ._compat import cache_readonly
-from ._covariance import invert_information, warn_singular_information
-from ._em import EMOptions
-from ._flip import (
-    BOUNDARY_LAM,
-    flip_gradient,
-    flip_neg_hessian,
-    flip_state,
-    run_flip_em,
-)
+from ._diagnostics import caller_stacklevel
 from ._inference import check_alpha
-from ._likelihood import Terms, compute_terms, linear_scores
-from ._progress import FitProgress, check_progress
-from ._validation import (
-    check_choice,
-    check_flag,
-    check_identified,
-    check_positive_float,
-    float_vector,
-)
-from .model import PolyhedralMixtureLogit, check_fit_options
+from ._objectives import BOUNDARY_LAM
+from ._validation import check_choice, check_positive_float
+from .model import PolyhedralMixtureLogit
 from .results import PolyhedralMixtureLogitResults, PolyhedralMixtureLogitResultsWrapper
 from .sm_exceptions import FlipRateBoundaryWarning
 
@@ -113,6 +92,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
     """
 
     _hard_variant = None  # the flip model has no hard-gating variant
+    _flips = True
 
     _params_layout = f"hyperplane-major, then {FLIP_PARAM}"
 
@@ -126,49 +106,20 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         inside=1,
         **kwargs,
     ):
-        if _dask.is_dask_collection(endog) or _dask.is_dask_collection(exog):
-            raise TypeError(
-                f"{type(self).__name__} needs in-memory data; Dask collections "
-                "are supported by PolyhedralMixtureLogit only"
-            )
         super().__init__(
             endog, exog, k=k, gamma=gamma, missing=missing, inside=inside, **kwargs
         )
         self.nparams = self.k * self.k_vars + 1
         self.k_extra = 1
-        # statsmodels' convention (NegativeBinomial's alpha): df_model counts
-        # the regression parameters less the null's intercept, k_extra the
-        # others (llr_pvalue adds it back)
-        self.df_model = float(self.nparams - self.k_extra - 1)
+        # every estimated parameter beyond the null's one, the flip rate
+        # included (it was left out, so the LR test's df was one short)
+        self.df_model = float(self.nparams - 1)
         self.df_resid = float(self.nobs - self.nparams)
         self.data.param_names = [*self.data.param_names, FLIP_PARAM]
 
     # ------------------------------------------------------------------ maths
-    def _state(self, params):
-        problem = _UserProblem(self)
-        return problem, flip_state(problem, self._check_params(params))
-
-    def loglikeobs(self, params):
-        r""":math:`l_n = \log[\lambda/2 + (1 - \lambda) p(y_n \mid x_n)]`."""
-        return self._state(params)[1].loglikeobs
-
-    def score_obs(self, params):
-        """Per-observation gradients, ``(nobs, K p + 1)``; see
-        ``plumestats._flip`` for the formulas."""
-        state = self._state(params)[1]
-        plume = state.clean[:, None] * state.terms.score_weights(self.gamma)
-        theta = (plume[:, :, None] * self.exog[:, None, :]).reshape(self.nobs, -1)
-        return np.column_stack([theta, state.noise - state.lam])
-
-    def score(self, params):
-        """Gradient of the log-likelihood, ``(K p + 1,)``."""
-        problem, state = self._state(params)
-        return flip_gradient(problem, params, state)
-
-    def hessian(self, params):
-        """Hessian of the log-likelihood, ``(K p + 1, K p + 1)``."""
-        problem, state = self._state(params)
-        return -flip_neg_hessian(problem, state)
+    # loglikeobs, score_obs, score and hessian are PolyhedralMixtureLogit's:
+    # the spec's objective (plumestats._objectives.FlipObjective) carries them
 
     def predict(self, params, exog=None, which: str = "mean", **kwargs):
         """Predictions at ``params``.
@@ -217,21 +168,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         maxiter: int = 500,
         tol: float = 1e-8,
         *,
-        mstep: str = "newton",
-        init: str = "kmeans",
-        n_init: int = 1,
-        random_state=None,
-        alpha: float = 0.0,
-        em_tol: float = 1e-3,
         flip_start: float = 0.05,
-        disp: bool = False,
-        cov_type: str = "nonrobust",
-        cov_kwds: dict | None = None,
-        use_t: bool | None = None,
-        reseat: int = 0,
-        full_output: bool = True,
-        retall: bool = False,
-        progress: bool = False,
         **kwargs,
     ):
         """Fit by EM (flip responsibilities, closed-form flip rate, PLUME
@@ -246,255 +183,72 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             ``flip_start``.
         method : {"em"}
             Only EM.
-        maxiter, tol, mstep, init, n_init, random_state, alpha, em_tol, reseat
-            As for :meth:`PolyhedralMixtureLogit.fit`. Each of the ``n_init``
-            PLUME runs (and each of PLUME's re-seating moves; with
-            ``start_params`` there are none) starts one label-flip run, and the
-            best label-flip
-            log-likelihood is kept (``mle_retvals["restarts_llf"]`` has them
-            all); ``maxiter`` applies to each run of either. The L2 penalty
-            ``alpha`` is on the hyperplanes' standardised slopes, not on the
-            flip rate.
+        maxiter, tol
+            As for :meth:`PolyhedralMixtureLogit.fit`; ``maxiter`` applies to
+            each run, PLUME's and the label-flip one.
         flip_start : float, default 0.05
             Flip rate the EM starts from, in ``(0, 0.5)``.
-        disp : bool
-            Print a final message.
-        cov_type, cov_kwds, use_t, full_output, retall
-            As for :meth:`PolyhedralMixtureLogit.fit`; the sandwiches count
-            ``flip_logit`` among the parameters.
-        progress : bool, default False
-            Show a progress bar on standard error, as for
-            :meth:`PolyhedralMixtureLogit.fit`: PLUME's runs, then the
-            label-flip runs started from them.
+        **kwargs
+            The other options of :meth:`PolyhedralMixtureLogit.fit` (``mstep``,
+            ``init``, ``n_init``, ``random_state``, ``alpha``, ``em_tol``,
+            ``reseat``, ``cov_type``, ``cov_kwds``, ``use_t``, ``chunksize``,
+            ``disp``, ``progress``, ``full_output``, ``retall``). Each of the
+            ``n_init`` PLUME runs (and each of PLUME's re-seating moves; with
+            ``start_params`` there are none) starts one label-flip run, and the
+            best label-flip log-likelihood is kept
+            (``mle_retvals["restarts_llf"]`` has them all). The L2 penalty
+            ``alpha`` is on the hyperplanes' standardised slopes, not on the
+            flip rate; the sandwiches count ``flip_logit`` among the
+            parameters.
 
         Returns
         -------
         LabelFlipPolyhedralLogitResults
         """
-        if kwargs:
-            raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
-        alpha, maxiter, n_init, reseat = check_fit_options(
-            method=(method, ("em",)),
-            mstep=mstep,
-            init=init,
-            cov_type=cov_type,
-            alpha=alpha,
-            maxiter=maxiter,
-            n_init=n_init,
-            reseat=reseat,
-        )
-        check_identified(self, alpha)
-        self._check_memory(None)
-        use_t = check_flag(use_t, "use_t", allow_none=True)
-        full_output = check_flag(full_output, "full_output")
+        check_choice(method, "method", ("em",))
         flip_start = check_positive_float(flip_start, "flip_start")
         if not flip_start < 0.5:
             raise ValueError(
                 f"flip_start must be below 0.5 (a flip rate of 0.5 makes the labels "
                 f"pure noise), got {flip_start!r}"
             )
-        reporter = FitProgress(check_progress(progress))
-        options = EMOptions(
-            maxiter=maxiter,
-            tol=check_positive_float(tol, "tol"),
-            em_tol=check_positive_float(em_tol, "em_tol"),
-            retall=check_flag(retall, "retall"),
-            callback=reporter.callback(),
-        )
-        reseats: list = []
-        if start_params is None:
-            # each PLUME run is the start of one label-flip run: the flips can
-            # move the faces to another local maximum, so the restarts are
-            # compared on the label-flip likelihood, not on PLUME's
-            problem, scaling, plume_runs, reseats = _fitting.em_runs(
-                self,
-                start_params=None,
-                options=options,
-                mstep=mstep,
-                init=init,
-                n_init=n_init,
-                random_state=random_state,
-                alpha=alpha,
-                reseat=reseat,
-                progress=reporter,
-            )
-            eta_start = float(logit(2.0 * flip_start))
-            starts = [
-                np.append(run.params, eta_start) for run in [*plume_runs, *reseats]
-            ]
-        else:
-            start = self._check_params(float_vector(start_params, "start_params"))
-            if not np.all(np.isfinite(start)):
-                raise ValueError(
-                    f"start_params must be finite; {int(np.sum(~np.isfinite(start)))}"
-                    " values are infinite"
-                )
-            problem, scaling = _fitting.build_problem(self, alpha)
-            theta = scaling.to_internal(start[:-1].reshape(self.k, -1)).ravel()
-            starts = [np.append(theta, start[-1])]
-            reporter.start(0, problem)
-        runs = _flip_runs(problem, starts, options, mstep, reporter)
-        # the runs from PLUME's re-seating moves come last
-        restarts = runs[: len(runs) - len(reseats)]
-        trace = max(runs, key=lambda run: run.objective)
-        order = _fitting.canonical_permutation(problem, trace.params[:-1])
-        faces = _fitting.user_weights(self.k, order)
-        internal = np.append(faces(trace.params[:-1]), trace.params[-1])
-        cov, singular, max_abs_score = _covariance(
-            problem, scaling, internal, trace.boundary
-        )
-        params = np.append(
-            scaling.to_user(internal[:-1].reshape(self.k, -1)).ravel(), internal[-1]
-        )
-        retvals = {
-            "converged": trace.converged,
-            "iterations": len(trace.steps),
-            "message": trace.message,
-            "llf_history": np.asarray(trace.llf_history),
-            "steps": list(trace.steps),
-            "n_em_steps": trace.n_em,
-            "n_newton_steps": trace.n_newton,
-            "max_abs_score": max_abs_score,
-            "boundary": trace.boundary,
-            "separation": trace.diverged,
-            "restarts_llf": np.array([run.objective for run in restarts]),
-            "restarts_converged": np.array([run.converged for run in restarts]),
-            "reseat_llf": np.array([run.objective for run in runs[len(restarts) :]]),
-            "information_singular": singular,
-        }
-        if trace.path is not None:
-            retvals["allvecs"] = trace.path
-        user_faces = _fitting.user_weights(self.k, order, scaling)
-        _fitting.finish_retvals(
-            retvals,
-            lambda vector: np.append(user_faces(vector[:-1]), vector[-1]),
-            full_output,
-        )
-        settings = {
-            "optimizer": f"EM ({mstep} M-step), label flips",
-            "method": "em",
-            "mstep": mstep,
-            "init": "start_params" if start_params is not None else init,
-            "n_init": len(restarts),
-            "alpha": alpha,
-            "gating": self.gating,
-            "maxiter": options.maxiter,
-            "tol": tol,
-            "em_tol": em_tol,
-            "flip_start": flip_start,
-            "chunksize": None,
-            "reseat": reseat,
-        }
-        self._warn(trace, singular)
-        mlefit = LikelihoodModelResults(
-            self, params, normalized_cov_params=cov, scale=1.0
-        )
-        mlefit.mle_retvals = retvals
-        mlefit.mle_settings = settings
-        results = LabelFlipPolyhedralLogitResults(
-            self, mlefit, cov_type=cov_type, cov_kwds=cov_kwds or {}, use_t=use_t
-        )
-        if disp:
-            status = "converged" if trace.converged else "did not converge"
-            print(
-                f"Label-flip fit {status}: llf = {results.llf:.6f}, flip rate "
-                f"{results.flip_rate:.4g}, {trace.n_em} EM and {trace.n_newton} "
-                "Newton iterations"
-            )
-        return LabelFlipPolyhedralLogitResultsWrapper(results)
+        # read by the fit's label-flip stage and settings, for this fit only
+        self._flip_start = flip_start
+        try:
+            return super().fit(start_params, method, maxiter, tol, **kwargs)
+        finally:
+            del self._flip_start
 
-    @staticmethod
-    def _warn(trace, singular) -> None:
-        if trace.boundary:
+    # the flip rate the label-flip runs start from (fit(flip_start=...))
+    _flip_start = 0.05
+
+    def _extra_settings(self) -> dict:
+        return {"flip_start": self._flip_start, "label_flips": True}
+
+    def _report_extras(self, params) -> str:
+        return f", flip rate {expit(params[-1]) / 2:.4g}"
+
+    def _warn_fit_extras(self, retvals: dict, params) -> None:
+        if retvals.get("boundary"):
             # held where the flip rate crossed the floor BOUNDARY_LAM / 2: a
             # Newton step may have carried it a little below
-            held = expit(trace.params[-1]) / 2
+            held = expit(params[-1]) / 2
             warnings.warn(
                 "The estimated flip rate is at its boundary, 0 (held at "
                 f"{held:.2g}, at most {BOUNDARY_LAM / 2:g}): the labels show no "
                 "random flips, and the fit is PolyhedralMixtureLogit's. flip_logit "
                 "has no standard error.",
                 FlipRateBoundaryWarning,
-                stacklevel=3,
+                stacklevel=caller_stacklevel(),
             )
-        if trace.diverged:
-            warnings.warn(
-                "The weights grow without bound: once the flip rate explains the "
-                "wrong labels, the clean labels are separated by a polytope and "
-                "the likelihood keeps rising towards hard faces (a maximum at "
-                "infinity; standard errors mean nothing). Use an L2 penalty, e.g. "
-                "fit(alpha=1e-4).",
-                PerfectSeparationWarning,
-                stacklevel=3,
-            )
-        elif not trace.converged:
-            warnings.warn(
-                f"The fit did not converge: {trace.message} after "
-                f"{len(trace.steps)} iterations. Increase maxiter, or add a small "
-                "L2 penalty (alpha) if the weights keep growing.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        if singular is not None and not trace.diverged:
-            warn_singular_information(singular, stacklevel=3)
 
+    @property
+    def _results_class(self):
+        return LabelFlipPolyhedralLogitResults
 
-def _flip_runs(problem, starts, options, mstep, reporter) -> list:
-    """One label-flip EM run from each start, counted on the fit's bar."""
-    reporter.more_runs(len(starts), "label flips")
-    runs = []
-    for begin in starts:
-        runs.append(run_flip_em(problem, begin, options, mstep))
-        reporter.run_done(runs[-1])
-    reporter.close()
-    return runs
-
-
-def _covariance(problem, scaling, internal: np.ndarray, boundary: bool):
-    """Covariance of the user-unit parameters from the joint observed
-    information in the engine's standardised coordinates (as for PLUME), the
-    reason it is singular (or None), and the largest score at the estimate.
-
-    At the boundary eps = 0, ``flip_logit`` has no interior maximum: the faces'
-    covariance is then PLUME's given eps = 0, and ``flip_logit``'s is NaN.
-    """
-    state = flip_state(problem, internal)
-    neg_hess = flip_neg_hessian(problem, state)
-    grad = flip_gradient(problem, internal, state)
-    size = internal.size - 1
-    if boundary:
-        neg_hess[size, :size] = neg_hess[:size, size] = 0.0
-        neg_hess[size, size] = 1.0
-        grad = grad[:size]
-    cov_internal, singular = invert_information(neg_hess)
-    jac = np.zeros((size + 1, size + 1))
-    jac[:size, :size] = np.kron(np.eye(problem.k), scaling.jacobian_to_user())
-    jac[size, size] = 1.0
-    cov = jac @ cov_internal @ jac.T
-    if boundary:
-        cov[size, :] = cov[:, size] = np.nan
-    return cov, singular, float(np.max(np.abs(grad)))
-
-
-class _UserProblem:
-    """What ``plumestats._flip`` needs of a problem, on the model's own
-    (user-unit, unpenalised) design: the model's likelihood methods share the
-    engine's formulas."""
-
-    def __init__(self, model: LabelFlipPolyhedralLogit):
-        self._model = model
-        self.exog = model.exog
-        self.gamma = model.gamma
-        self.nobs = model.nobs
-        self.ridge = np.zeros(model.nparams - 1)
-
-    def terms(self, theta: np.ndarray) -> Terms:
-        model = self._model
-        scores = linear_scores(theta, model.exog, model.k)
-        return compute_terms(scores, model._y_inside, self.gamma)
-
-    def penalty(self, theta: np.ndarray) -> float:
-        return 0.0
+    @property
+    def _results_wrapper(self):
+        return LabelFlipPolyhedralLogitResultsWrapper
 
 
 class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
@@ -552,10 +306,10 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
     @cache_readonly
     def llr_pvalue(self) -> float:
         """Chi-squared p-value of ``llr`` against the intercept-only logit, on
-        ``df_model + 1`` degrees of freedom (the null has no flip rate either);
-        as indicative as PLUME's for K > 1, and the flip rate's null value 0 is
-        on the boundary."""
-        return float(stats.chi2.sf(self.llr, self.df_model + self.model.k_extra))
+        ``df_model`` degrees of freedom (every parameter but the null's one,
+        the flip rate's included); as indicative as PLUME's for K > 1, and the
+        flip rate's null value 0 is on the boundary."""
+        return float(stats.chi2.sf(self.llr, self.df_model))
 
     def _plume_only(self, *args, **kwargs):
         raise NotImplementedError(

@@ -12,10 +12,10 @@ from scipy.special import expit
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
 from . import _dask, _fitting
-from ._blocks import BlockProblem
-from ._compat import FORMULA_SPEC_KEYWORDS
+from ._compat import FORMULA_SPEC_KEYWORDS, cache_readonly
 from ._covariance import BLOCK_COV_TYPES, COV_TYPES
-from ._em import MSTEPS, EMOptions
+from ._design import as_design
+from ._em import EMOptions
 from ._formula_data import (
     announce_transform_drops,
     check_design_values,
@@ -26,16 +26,11 @@ from ._formula_data import (
     precheck_formula_data,
     refuse_numbers_as_text,
 )
-from ._likelihood import (
-    compute_hard_terms,
-    compute_terms,
-    gate_probabilities,
-    gram_blocks,
-    linear_scores,
-    predict_mean,
-)
 from ._memory import check_fit_memory, check_parameter_count
+from ._msteps import MSTEPS
+from ._prediction import predict_rows
 from ._progress import FitProgress, check_progress
+from ._spec import HardGate, ModelSpec, SoftGate
 from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
@@ -58,7 +53,6 @@ __all__ = [
     "PolyhedralMixtureLogit",
     "auto_chunksize",
     "check_fit_options",
-    "predict_rows",
 ]
 
 PREDICT_WHICH = ("mean", "var", "decision", "gate", "expert", "linear")
@@ -80,51 +74,6 @@ def auto_chunksize(n_cols: int, k: int) -> int:
     temporaries, and at least 1024 rows (numpy's per-call overhead)."""
     per_row = 8 * (2 * n_cols + k * k + 8 * k)
     return max(1024, _AUTO_BLOCK_BYTES // per_row)
-
-
-def predict_rows(
-    exog: np.ndarray,
-    *,
-    params: np.ndarray,
-    k: int,
-    gamma: float,
-    hard: bool,
-    sign: float,
-    which: str,
-) -> np.ndarray:
-    """:meth:`PolyhedralMixtureLogit.predict` on design rows (also one Dask
-    partition's); ``sign`` is +1 when class 1 is the inside."""
-    exog = np.asarray(exog, dtype=float)
-    incomplete = np.isnan(exog).any(axis=1)
-    if incomplete.any():
-        # rows with missing features predict NaN, the others as usual
-        out = predict_rows(
-            exog[~incomplete],
-            params=params,
-            k=k,
-            gamma=gamma,
-            hard=hard,
-            sign=sign,
-            which=which,
-        )
-        full = np.full((exog.shape[0], *out.shape[1:]), np.nan)
-        full[~incomplete] = out
-        return full
-    scores = linear_scores(params, exog, k)
-    if which == "mean":
-        if hard:
-            return expit(sign * scores.min(axis=1))
-        return predict_mean(scores, gamma, sign)
-    if which == "decision":
-        return scores.min(axis=1)
-    if which == "gate":
-        if hard:
-            owner = scores.argmin(axis=1)
-            return (owner[:, None] == np.arange(k)).astype(float)
-        return gate_probabilities(scores, gamma)
-    if which == "expert":
-        return expit(sign * scores)
-    return scores
 
 
 def check_fit_options(
@@ -204,7 +153,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     (9,)
     """
 
-    _hard = False
+    # the label-flip objective (LabelFlipPolyhedralLogit sets it)
+    _flips = False
     # where the gamma -> inf limit of this model lives, for error messages
     _hard_variant: str | None = "HardPolyhedralLogit (ps.spla1)"
     # whether exog came with column names (a DataFrame or a formula): new
@@ -320,6 +270,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         self._inside_code = resolve_inside(inside, self.outcome_mapping)
         # +1 for the class inside the polyhedron, -1 outside
         sign = 1.0 if self._inside_code == 1 else -1.0
+        self.spec = ModelSpec(k, self._gate(gamma), sign, flips=self._flips)
         self._y_inside = 2.0 * y01
         self._y_inside -= 1.0  # in place: one outcome-sized array, not three
         self._y_inside *= sign
@@ -403,15 +354,18 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             announce_transform_drops(model, used, formula, stacklevel=2)
         return model
 
-    @property
-    def _weights_gamma(self) -> float:
-        # with hard gating r = g, so the gamma terms cancel for any finite value
-        return 1.0 if self._hard else self.gamma
+    def _gate(self, gamma: float) -> SoftGate | HardGate:
+        """The gate of this model class (the hard model's is SPLA1's)."""
+        return SoftGate(gamma)
 
     @property
     def gating(self) -> str:
         """``"soft"`` (PLUME) or ``"hard"`` (SPLA1)."""
-        return "hard" if self._hard else "soft"
+        return self.spec.gate.name
+
+    @property
+    def _hard(self) -> bool:
+        return self.spec.hard
 
     # ------------------------------------------------------------------ maths
     def _check_params(self, params) -> np.ndarray:
@@ -426,20 +380,27 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             raise ValueError(f"params contain {int(np.isnan(params).sum())} NaN values")
         return params
 
-    def _terms(self, params):
-        scores = linear_scores(self._check_params(params), self.exog, self.k)
-        if self._hard:
-            return compute_hard_terms(scores, self._y_inside)
-        return compute_terms(scores, self._y_inside, self.gamma)
+    def _user_rows(self, params):
+        """The objective's per-row state at ``params`` on the design in the
+        user's units (the statsmodels methods below read it)."""
+        objective = self.spec.objective()
+        design = self._user_design
+        return objective, design, objective.rows(design, self._y_inside, params)
+
+    @cache_readonly
+    def _user_design(self):
+        return as_design(np.asarray(self.exog, dtype=float))
 
     def loglikeobs(self, params):
         r"""Observation log-likelihoods
         :math:`l_n = \log \sum_k g_k(x_n) \sigma(y_n w_k' x_n)`.
 
         A lazy Dask array for a model on Dask collections."""
+        params = self._check_params(params)
         if self._row_source is not None:
-            return _dask.loglikeobs(self, self._check_params(params))
-        return self._terms(params).loglikeobs
+            return _dask.loglikeobs(self, params)
+        # a probability's log is <= 0; rounding in the gate can give +eps
+        return np.minimum(self._user_rows(params)[2].loglikeobs, 0.0)
 
     def loglike(self, params):
         """Log-likelihood ``L = sum_n l_n``."""
@@ -456,10 +417,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         :math:`s_{nk} = y_n \sigma(-y_n w_k' x_n)`. A lazy Dask array for a
         model on Dask collections.
         """
+        params = self._check_params(params)
         if self._row_source is not None:
-            return _dask.score_obs(self, self._check_params(params))
-        weights = self._terms(params).score_weights(self._weights_gamma)
-        return (weights[:, :, None] * self.exog[:, None, :]).reshape(self.nobs, -1)
+            return _dask.score_obs(self, params)
+        objective, design, rows = self._user_rows(params)
+        return objective.score_rows(design, rows)
 
     def _log_odds_and_jacobian(self, params, exog, jacobian: bool = True):
         """``logit P(y = 1 | x)`` at ``exog`` and its gradient in ``params``
@@ -482,10 +444,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
 
     def score(self, params):
         """Gradient of the log-likelihood, ``(K p,)``."""
-        if self._row_source is not None:
-            return _dask.score(self, self._check_params(params))
-        weights = self._terms(params).score_weights(self._weights_gamma)
-        return (weights.T @ self.exog).ravel()
+        return self._user_sums(params, "grad")
 
     def hessian(self, params):
         r"""Hessian of the log-likelihood, ``(K p, K p)``.
@@ -495,10 +454,16 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         \gamma^2 (\delta_{kj} g_k - g_k g_j)`, :math:`e_k = s_k - \gamma`,
         :math:`h_k = \sigma(a_k)\sigma(-a_k)` (observation index dropped).
         """
+        return self._user_sums(params, "hess")
+
+    def _user_sums(self, params, key: str):
+        """One of the objective's sums over the rows in the user's units (on
+        Dask, from the partitions' sums in the engine's units)."""
+        params = self._check_params(params)
         if self._row_source is not None:
-            return _dask.hessian(self, self._check_params(params))
-        terms = self._terms(params)
-        return gram_blocks(self.exog, terms.hessian_weights(self._weights_gamma))
+            return _dask.user_sums(self, params, key)
+        objective, design, rows = self._user_rows(params)
+        return objective.sums(design, rows, frozenset({key}))[key]
 
     def information(self, params):
         """Observed information, minus the Hessian."""
@@ -565,15 +530,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         )
 
     def _predict_settings(self, params, which) -> dict:
-        return {
-            "params": params,
-            "k": self.k,
-            "gamma": self.gamma,
-            "hard": self._hard,
-            # P(y = 1) is P(inside) when class 1 is inside, P(outside) otherwise
-            "sign": 1.0 if self._inside_code == 1 else -1.0,
-            "which": which,
-        }
+        return {"params": params, "spec": self.spec, "which": which}
 
     # ------------------------------------------------------------- estimation
     @property
@@ -799,14 +756,17 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 progress=reporter,
             )
             internal, retvals = _fitting.best_run(problem, runs, reseats)
-            optimizer, n_runs = f"EM ({mstep} M-step)", len(runs)
+            flips = ", label flips" if self.spec.flips else ""
+            optimizer, n_runs = f"EM ({mstep} M-step){flips}", len(runs)
         else:
             if alpha > 0:
                 raise ValueError(
                     "alpha > 0 needs method='em'; statsmodels' optimisers run on "
                     "the unpenalised log-likelihood"
                 )
-            problem, scaling, internal, retvals = _fitting.fit_direct(
+            from ._direct import fit_direct
+
+            problem, scaling, internal, retvals = fit_direct(
                 self,
                 method=method,
                 start_params=start_params,
@@ -821,32 +781,45 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             )
             optimizer, n_runs = f"statsmodels {method}", 1
         reporter.close()
-        return self._make_results(
-            problem,
-            scaling,
-            internal,
-            retvals,
-            settings={
-                "optimizer": optimizer,
-                "method": method,
-                "mstep": mstep if method == "em" else None,
-                "init": "start_params" if start_params is not None else init,
-                "n_init": n_runs,
-                "alpha": alpha,
-                "gating": self.gating,
-                "maxiter": maxiter,
-                "tol": tol,
-                "em_tol": em_tol,
-                "newton_finish": bool(newton_finish),
-                "chunksize": chunksize,
-                "reseat": reseat,
-            },
-            cov_type=cov_type,
-            cov_kwds=cov_kwds or {},
-            use_t=use_t,
-            disp=disp,
-            full_output=full_output,
+        from ._build import build_results
+
+        settings = {
+            "optimizer": optimizer,
+            "method": method,
+            "mstep": mstep if method == "em" else None,
+            "init": "start_params" if start_params is not None else init,
+            "n_init": n_runs,
+            "alpha": alpha,
+            "gating": self.gating,
+            "maxiter": maxiter,
+            "tol": tol,
+            "em_tol": em_tol,
+            "newton_finish": bool(newton_finish),
+            "chunksize": chunksize,
+            "reseat": reseat,
+            **self._extra_settings(),
+        }
+        options = {
+            "cov_type": cov_type,
+            "cov_kwds": cov_kwds or {},
+            "use_t": use_t,
+            "disp": disp,
+            "full_output": full_output,
+        }
+        return build_results(
+            self, problem, scaling, internal, retvals, settings, options=options
         )
+
+    def _extra_settings(self) -> dict:
+        """Settings a variant adds to ``mle_settings``."""
+        return {}
+
+    def _report_extras(self, params) -> str:
+        """What ``fit(disp=True)``'s closing report adds for a variant."""
+        return ""
+
+    def _warn_fit_extras(self, retvals: dict, params) -> None:
+        """Warnings a variant adds to the fit's (the flip rate at 0)."""
 
     def _check_memory(self, chunksize) -> None:
         """Refuse a fit that would not fit in memory, before it starts (a Dask
@@ -902,74 +875,15 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             warnings.warn(caught_warning.message, caught_warning.category, stacklevel=2)
         return results
 
-    def _make_results(
-        self,
-        problem,
-        scaling,
-        internal,
-        retvals,
-        settings,
-        cov_type,
-        cov_kwds,
-        disp,
-        use_t=None,
-        full_output=True,
-    ):
-        from .results import PolyhedralMixtureLogitResults, make_results
+    # the results of a fit (a variant's own, for label flips)
+    @property
+    def _results_class(self):
+        from .results import PolyhedralMixtureLogitResults
 
-        order = _fitting.canonical_permutation(problem, internal)
-        internal = internal.reshape(self.k, -1)[order].ravel()
-        # statsmodels' optimisers record the path in the user's units already
-        engine_units = scaling if settings["method"] == "em" else None
-        _fitting.finish_retvals(
-            retvals, _fitting.user_weights(self.k, order, engine_units), full_output
-        )
-        terms = problem.terms(internal)
-        data_sums = None
-        if isinstance(problem, BlockProblem):
-            # everything the results need from the rows, in the one pass that
-            # also gives the Hessian and gradient below: no whole-sample arrays
-            data_sums = problem.data_sums(
-                terms,
-                scaling,
-                meat=cov_type in BLOCK_COV_TYPES[1:],
-                gram=self.k > 1 and settings["alpha"] == 0.0,
-            )
-        neg_hess_internal = problem.neg_hessian(terms)
-        grad_internal = problem.gradient(internal, terms)
-        params = scaling.to_user(internal.reshape(self.k, -1)).ravel()
-        # statsmodels' optimisers print their own report; add one only where
-        # plumestats' checks overturn it (a saddle, a stop short of the maximum)
-        direct = settings["method"] != "em"
-        if disp and not (direct and retvals["converged"]):
-            status = (
-                "Optimization terminated successfully."
-                if retvals["converged"]
-                else "Warning: the fit did not converge."
-            )
-            llf = self.loglike(params) if data_sums is None else data_sums.llf
-            value = -llf / self.nobs
-            detail = (
-                retvals["message"]
-                if direct
-                else f"{retvals['n_em_steps']} EM, {retvals['n_newton_steps']} Newton"
-            )
-            print(
-                f"{status}\n"
-                f"         Current function value: {value:.6f}\n"
-                f"         Iterations: {retvals['iterations']} ({detail})"
-            )
-        return make_results(
-            PolyhedralMixtureLogitResults,
-            self,
-            params,
-            neg_hess_internal,
-            grad_internal,
-            scaling,
-            retvals=retvals,
-            settings=settings,
-            cov_type=cov_type,
-            cov_kwds=cov_kwds,
-            use_t=use_t,
-            data_sums=data_sums,
-        )
+        return PolyhedralMixtureLogitResults
+
+    @property
+    def _results_wrapper(self):
+        from .results import PolyhedralMixtureLogitResultsWrapper
+
+        return PolyhedralMixtureLogitResultsWrapper

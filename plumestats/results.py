@@ -11,94 +11,20 @@ from scipy.special import expit, xlogy
 from statsmodels.base import wrapper as wrap
 from statsmodels.base.model import (
     GenericLikelihoodModelResults,
-    LikelihoodModelResults,
     LikelihoodResultsWrapper,
 )
 
-from ._blocks import InMemoryBlocks
 from ._compat import cache_readonly, recompute_removed
-from ._covariance import (
-    SandwichData,
-    compute_covariance,
-    invert_information,
-    warn_singular_information,
-)
+from ._covariance import SandwichData, compute_covariance
 from ._dask import is_dask_collection
-from ._diagnostics import FitDiagnostics, compute_diagnostics, warn_diagnostics
-from ._fitting import warn_if_unsettled
+from ._diagnostics import FitDiagnostics
 from ._inference import check_alpha
+from ._objectives import block_confusion, confusion_table
+from ._rows import InMemoryRows
 from ._validation import check_choice, check_int, require_estimation_data
 from .bounds import HoldoutBound, RademacherBound, holdout_bound, rademacher_bound
-from .model import predict_rows
 
 __all__ = ["PolyhedralMixtureLogitResults", "PolyhedralMixtureLogitResultsWrapper"]
-
-
-def make_results(
-    cls,
-    model,
-    params,
-    neg_hess_internal,
-    grad_internal,
-    scaling,
-    *,
-    retvals,
-    settings,
-    cov_type,
-    cov_kwds,
-    use_t=None,
-    data_sums=None,
-):
-    """Build the wrapped results from a fitted parameter vector.
-
-    The observed information is inverted in the standardised coordinates the
-    engine used (well conditioned) and mapped to the user's units exactly:
-    ``Cov(w) = J Cov(b) J'`` with ``J = I_K (x) B^{-1}``. ``neg_hess_internal``
-    and ``grad_internal`` are the fit's own problem's, at the estimate (penalty
-    included), so no second pass over the data builds them again. For a fit
-    by row blocks (``chunksize``, Dask) ``data_sums``
-    (:class:`plumestats._blocks.DataSums`) holds everything else the results
-    need from the rows, summed block by block.
-    """
-    cov_internal, singular = invert_information(neg_hess_internal)
-    separated = warn_if_unsettled(
-        model,
-        params,
-        retvals,
-        settings["alpha"],
-        cov_ok=singular is None,
-        n_perfect=None if data_sums is None else data_sums.n_perfect,
-    )
-    if singular is not None and not separated:
-        warn_singular_information(singular, stacklevel=4)
-    retvals["separation"] = separated
-    retvals["information_singular"] = singular
-    diagnostics = compute_diagnostics(
-        model,
-        params,
-        neg_hess_internal,
-        grad_internal,
-        retvals,
-        alpha=settings["alpha"],
-        data_sums=data_sums,
-    )
-    warn_diagnostics(diagnostics, stacklevel=4)
-    jac = np.kron(np.eye(model.k), scaling.jacobian_to_user())
-    cov = jac @ cov_internal @ jac.T
-    mlefit = LikelihoodModelResults(model, params, normalized_cov_params=cov, scale=1.0)
-    mlefit.mle_retvals = retvals
-    mlefit.mle_settings = settings
-    results = cls(
-        model,
-        mlefit,
-        cov_type=cov_type,
-        cov_kwds=cov_kwds,
-        use_t=use_t,
-        data_sums=data_sums,
-        scaling=scaling,
-    )
-    results._diagnostics = diagnostics
-    return PolyhedralMixtureLogitResultsWrapper(results)
 
 
 class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
@@ -153,19 +79,17 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         self.outcome_mapping = dict(model.outcome_mapping)
         self.chunksize = getattr(mlefit, "mle_settings", {}).get("chunksize")
         # a fit by blocks keeps the standardisation its blocks were taken in
-        self._block_scaling = scaling if data_sums is not None else None
+        blocked = self.chunksize is not None or model._row_source is not None
+        self._block_scaling = scaling if blocked else None
         self._set_covariance(cov_type, dict(cov_kwds or {}), data_sums, use_t)
-        # What the summary and the bound need from the data is computed now and
-        # kept as plain attributes: remove_data() clears every cached value.
-        if data_sums is None:
-            exog = model.exog
-            self._radius = float(np.sqrt(np.max(np.einsum("ij,ij->i", exog, exog))))
-            self._llf = model.loglike(self.params)
-        else:
-            self._radius, self._llf = data_sums.radius, data_sums.llf
-        share = float(np.mean(model.endog))
+        # What the summary, the bound and pred_table need from the data comes
+        # from the fit's one pass over the rows (plumestats._build) and is kept
+        # as plain attributes: remove_data() clears every cached value.
+        self._radius, self._llf = data_sums.radius, data_sums.llf
+        self._confusion = data_sums.confusion
+        share = float(data_sums.confusion[1].sum() / model.nobs)
         self._llnull = float(
-            model.endog.size * (xlogy(share, share) + xlogy(1 - share, 1 - share))
+            model.nobs * (xlogy(share, share) + xlogy(1 - share, 1 - share))
         )
 
     def _set_covariance(self, cov_type, cov_kwds, data_sums=None, use_t=None):
@@ -629,17 +553,24 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         """Confusion matrix: rows observed 0/1, columns predicted 0/1.
 
         ``pred_table[i, j]`` counts observations of class ``i`` predicted as ``j``,
-        as in statsmodels' ``Logit`` results.
+        as in statsmodels' ``Logit`` results. The table at 0.5 comes from the
+        fit's pass over the rows; another threshold reads them again (by
+        blocks for a fit by blocks).
         """
+        if threshold == 0.5 and getattr(self, "_confusion", None) is not None:
+            return np.array(self._confusion)
         source = self._row_source()
         if source is not None:
-            scaling = source.scaling
-            internal = scaling.to_internal(np.reshape(self.params, (self.k, -1)))
+            internal = source.scaling.to_internal(
+                np.reshape(self.params[: self.k * self.model.k_vars], (self.k, -1))
+            ).ravel()
+            params = np.append(internal, self.params[self.k * self.model.k_vars :])
             return source.reduce(
-                kernel=_confusion_block,
-                params=internal.ravel(),
-                **self._prediction_settings(threshold),
-            )["table"]
+                kernel=block_confusion,
+                objective=self.model.spec.objective(),
+                params=params,
+                threshold=threshold,
+            )["confusion"]
         require_estimation_data(
             self.model,
             "pred_table() counts the classifications of",
@@ -647,7 +578,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         )
         observed = np.asarray(self.model.endog)
         predicted = np.asarray(self.model.predict(self.params)) > threshold
-        return _confusion(observed, predicted)
+        return confusion_table(observed, predicted)
 
     def _row_source(self):
         """The row blocks of a fit by blocks (``None`` for an in-memory fit)."""
@@ -656,19 +587,9 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         scaling = getattr(self, "_block_scaling", None)  # None: fits pickled before
         if scaling is None or self.model.exog is None:
             return None
-        return InMemoryBlocks(
+        return InMemoryRows(
             self.model.exog, self.model._y_inside, scaling, self.chunksize
         )
-
-    def _prediction_settings(self, threshold: float) -> dict:
-        model = self.model
-        return {
-            "k": model.k,
-            "gamma": model.gamma,
-            "hard": model._hard,
-            "sign": 1.0 if model._inside_code == 1 else -1.0,
-            "threshold": threshold,
-        }
 
     def rademacher_bound(self, delta: float = 0.05) -> RademacherBound:
         """The paper's Rademacher generalisation bound at the estimates.
@@ -1100,23 +1021,6 @@ def _root_of(meat: np.ndarray) -> np.ndarray:
     eigenvalues, vectors = np.linalg.eigh(0.5 * (meat + meat.T))
     # rounding can leave a zero eigenvalue of the semi-definite meat at -1e-17
     return (vectors * np.sqrt(np.clip(eigenvalues, 0.0, None))).T
-
-
-def _confusion(observed: np.ndarray, predicted: np.ndarray) -> np.ndarray:
-    """``(2, 2)`` counts: rows observed 0/1, columns predicted 0/1."""
-    bins = np.array([0, 0.5, 1])
-    return np.histogram2d(observed, predicted.astype(float), bins=bins)[0]
-
-
-def _confusion_block(z, y_pm, *, params, k, gamma, hard, sign, threshold) -> dict:
-    """:meth:`PolyhedralMixtureLogitResults.pred_table`'s counts on one block
-    of standardised rows (internal parameters give the same scores)."""
-    mean = predict_rows(
-        z, params=params, k=k, gamma=gamma, hard=hard, sign=sign, which="mean"
-    )
-    # y_pm = sign * (2 y - 1): back to the 0/1 coding of endog
-    observed = 0.5 * (sign * y_pm + 1.0)
-    return {"table": _confusion(observed, mean > threshold)}
 
 
 def _test_outcomes(results, test_data) -> tuple[np.ndarray, np.ndarray]:

@@ -33,7 +33,6 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         'pip install "plumestats[sklearn]"'
     ) from exc
 
-from ._likelihood import compute_terms, linear_scores
 from ._validation import check_gamma
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
@@ -329,22 +328,10 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        weights = np.column_stack([self.intercept_, self.coef_])
-        scores = linear_scores(weights.ravel(), _with_intercept(X), self.k)
-        if self._hard:
-            log_odds_inside = scores.min(axis=1)
-        else:
-            ones = np.ones(scores.shape[0])
-            log_in = compute_terms(scores, ones, self.gamma).loglikeobs
-            log_out = compute_terms(scores, -ones, self.gamma).loglikeobs
-            if self.flip_rate_ > 0:
-                # the observed label: eps + (1 - 2 eps) P, on the log scale
-                log_eps = np.log(self.flip_rate_)
-                log_clean = np.log1p(-2.0 * self.flip_rate_)
-                log_in = np.logaddexp(log_eps, log_clean + log_in)
-                log_out = np.logaddexp(log_eps, log_clean + log_out)
-            log_odds_inside = log_in - log_out
-        return log_odds_inside if self.inside == 1 else -log_odds_inside
+        # the model's own log-odds of the class coded 1 (with flips: of the
+        # label as observed), as results_.get_prediction computes them
+        model, params = self.results_.model, np.asarray(self.results_.params)
+        return model._log_odds_and_jacobian(params, _with_intercept(X), False)[0]
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities, columns ordered as ``classes_``.

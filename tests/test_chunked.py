@@ -14,14 +14,10 @@ import statsmodels.api as sm
 from numpy.testing import assert_allclose
 
 import plumestats.api as ps
-from plumestats._blocks import (
-    BlockProblem,
-    InMemoryBlocks,
-    in_memory_moments,
-    scaling_from_moments,
-)
-from plumestats._em import Problem
+from plumestats._problem import Problem
+from plumestats._rows import InMemoryRows, in_memory_moments, scaling_from_moments
 from plumestats._scaling import DesignScaling
+from plumestats._spec import HardGate, ModelSpec, SoftGate
 from plumestats.model import auto_chunksize
 
 # Rounding differs only in the order of the sums: the optimum agrees far below
@@ -113,16 +109,18 @@ def test_scaling_from_block_moments_equals_whole_design():
         assert_allclose(blocks.scale, whole.scale, rtol=1e-13)
 
 
-@pytest.mark.parametrize("hard", [False, True])
-def test_block_sums_equal_in_memory_problem(hard):
+@pytest.mark.parametrize("variant", ["soft", "hard", "flips"])
+def test_block_sums_equal_in_memory_problem(variant):
+    """Every question the engine asks has the same answer from one in-memory
+    block and from row blocks, for every objective."""
     y, exog = _design(nobs=1500, k=3, seed=5)
     y_pm = 2.0 * y - 1.0
     scaling = DesignScaling.from_exog(exog)
-    ridge = np.full(3 * exog.shape[1], 2.0)
-    whole = Problem(scaling.transform_exog(exog), y_pm, 3, 2.0, ridge, hard=hard)
-    blocks = BlockProblem(
-        InMemoryBlocks(exog, y_pm, scaling, 256), 3, 2.0, ridge, hard=hard
-    )
+    gate = HardGate() if variant == "hard" else SoftGate(2.0)
+    spec = ModelSpec(3, gate, flips=variant == "flips")
+    ridge = np.full(spec.n_params(exog.shape[1]), 2.0)
+    whole = Problem(InMemoryRows(exog, y_pm, scaling), spec, ridge)
+    blocks = Problem(InMemoryRows(exog, y_pm, scaling, chunksize=256), spec, ridge)
     rng = np.random.default_rng(1)
     base, trial = rng.normal(size=(2, ridge.size))
     for problem in (whole, blocks):
@@ -130,12 +128,12 @@ def test_block_sums_equal_in_memory_problem(hard):
         problem.gradient(base, terms)  # the engine's order: the iterate first
         trial_terms = problem.terms(trial)
         problem.values = (
-            problem.objective(base, terms),
+            problem.objective_value(base, terms),
             problem.gradient(base, terms),
             problem.neg_hessian(terms),
-            problem.neg_q_hessian(terms, terms.resp),
-            problem.surrogate(trial, trial_terms, terms.resp),
-            problem.surrogate(base, terms, terms.resp),
+            problem.neg_q_hessian(terms),
+            problem.surrogate(trial, trial_terms, terms),
+            problem.surrogate(base, terms, terms),
             problem.score_change(terms, trial_terms),
             problem.count_perfect(terms),
             problem.gate_share(base),

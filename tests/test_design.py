@@ -135,7 +135,7 @@ def test_fit_is_the_same_with_and_without_the_split(monkeypatch):
     flip = rng.uniform(size=nobs) < 0.1
     frame["y"] = (inside ^ flip).astype(int)
     model = ps.plume("y ~ x + z + C(g)", frame, k=2)
-    assert build_problem(model, 0.0)[0].exog.is_split
+    assert build_problem(model, 0.0)[0].source.design.is_split
     split = model.fit(alpha=1e-3)
     monkeypatch.setattr(design_module, "_MIN_SPARSE_COLUMNS", 10**9)
     dense = model.fit(alpha=1e-3)

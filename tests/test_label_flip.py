@@ -7,6 +7,8 @@ eps = 0, and on simulated polytopes whose flip rate is known.
 
 from __future__ import annotations
 
+import importlib.util
+
 import warnings
 
 import numpy as np
@@ -181,7 +183,7 @@ def test_results_api(noisy_fit, tmp_path):
         "h2:x2",
         "flip_logit",
     ]
-    assert res.df_model == 5
+    assert res.df_model == 6  # every parameter but one (it left out flip_logit)
     assert res.aic == pytest.approx(-2 * res.llf + 2 * 7)
     assert res.bic == pytest.approx(-2 * res.llf + np.log(len(data)) * 7)
     # the flip rate is counted (statsmodels' own formula would miss k_extra in
@@ -307,7 +309,7 @@ def test_start_params_and_disp(noisy_fit, capsys):
         ({"method": "bfgs"}, ValueError, "method"),
         ({"start_params": np.zeros(6)}, ValueError, "7 values"),
         ({"start_params": np.r_[np.zeros(6), np.inf]}, ValueError, "finite"),
-        ({"chunksize": 100}, TypeError, "chunksize"),
+        ({"chunksize": 0}, ValueError, "chunksize"),
     ],
 )
 def test_bad_input(noisy_fit, kwargs, error, match):
@@ -373,11 +375,31 @@ def test_restarts_are_compared_on_the_label_flip_likelihood():
     assert again.mle_retvals["restarts_llf"][0] == pytest.approx(runs.max(), abs=1e-6)
 
 
-def test_dask_input_is_refused():
-    da = pytest.importorskip("dask.array", reason="needs the dask extra")
-    y, x, _ = _design(0, nobs=60)
-    with pytest.raises(TypeError, match="in-memory"):
-        LabelFlipPolyhedralLogit(da.from_array(y), da.from_array(x), k=2)
+def test_by_blocks_and_on_dask_the_fit_is_the_in_memory_one(noisy_fit):
+    """The label-flip model reads its rows through the same sources as
+    PLUME: by row blocks and from Dask partitions it gives the same fit."""
+    data, res = noisy_fit
+    y = data["y"].to_numpy()
+    x = np.column_stack([np.ones(len(data)), data[["x1", "x2"]].to_numpy()])
+    in_memory = LabelFlipPolyhedralLogit(y, x, k=2).fit()
+    by_blocks = LabelFlipPolyhedralLogit(y, x, k=2).fit(chunksize=256)
+    fits = [by_blocks]
+    if importlib.util.find_spec("distributed") is not None:
+        import dask.array as da
+
+        lazy = LabelFlipPolyhedralLogit(
+            da.from_array(y, chunks=400), da.from_array(x, chunks=(400, 3)), k=2
+        )
+        fits.append(lazy.fit())
+    for fit in fits:
+        np.testing.assert_allclose(fit.params, in_memory.params, rtol=1e-7)
+        np.testing.assert_allclose(fit.llf, in_memory.llf, rtol=1e-10)
+        np.testing.assert_allclose(fit.bse, in_memory.bse, rtol=1e-6)
+        assert fit.df_model == in_memory.df_model == 6
+        names = list(fit.model.data.param_names)
+        assert names == list(in_memory.model.data.param_names)
+        assert names[-1] == "flip_logit"
+    np.testing.assert_allclose(in_memory.params, res.params, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("mstep", ["newton", "gradient", "bfgs"])

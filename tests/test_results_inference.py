@@ -231,9 +231,11 @@ class TestRemoveData:
         expected = res.predict(new)
         frame = res.get_prediction(new).summary_frame()
         res.remove_data()
-        for call in (res.predict, res.pred_table, res.get_prediction):
+        for call in (res.predict, res.get_prediction, lambda: res.pred_table(0.3)):
             with pytest.raises(ValueError, match=r"remove_data\(\) dropped"):
                 call()
+        # the table at 0.5 comes from the fit's one pass over the rows
+        assert res.pred_table().sum() == res.nobs
         with pytest.raises(ValueError, match="pass exog"):
             res.predict()
         np.testing.assert_allclose(res.predict(new), expected, rtol=1e-14)
@@ -293,7 +295,7 @@ class TestDfModelWithoutConstant:
         # rate goes to its boundary; the counts are what is checked here
         with pytest.warns(FlipRateBoundaryWarning):
             flips = ps.plume_flip(formula, data, k=2).fit(alpha=1e-6)
-        assert flips.df_model == 2 * 2 - 1  # the faces' parameters; k_extra = 1
+        assert flips.df_model == 2 * 2  # every parameter but one: flip_logit too
         # the LR test counts flip_logit too: K p + 1 parameters against one
         assert flips.llr_pvalue == pytest.approx(
             stats.chi2.sf(flips.llr, 2 * 2), rel=1e-12

@@ -1,0 +1,162 @@
+"""From the best run to the results object, for every model and row source.
+
+After the final fit the data are read once (:meth:`Problem.data_sums`): that
+pass gives the log-likelihood, the gradient and the information, the robust
+meat, the gate mass, the perfectly fitted rows, the Gram matrix and the
+confusion matrix at 0.5. The faces are then put in their canonical order
+(decreasing gate mass), the information is inverted in the standardised
+coordinates the engine used (well conditioned) and mapped to the user's units
+exactly, ``Cov(w) = J Cov(b) J'`` with ``J = I_K (x) B^{-1}`` (the extras
+unchanged), and the fit's warnings are issued, pointing at the caller's line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from statsmodels.base.model import LikelihoodModelResults
+
+from ._covariance import (
+    BLOCK_COV_TYPES,
+    invert_information,
+    warn_singular_information,
+)
+from ._diagnostics import (
+    caller_stacklevel,
+    compute_diagnostics,
+    warn_diagnostics,
+    warn_if_unsettled,
+)
+from ._fitting import canonical_permutation, finish_retvals, user_weights
+from ._problem import block_permutation, user_jacobian
+
+__all__ = ["build_results"]
+
+
+def build_results(
+    model, problem, scaling, internal, retvals, settings, *, options: dict
+):
+    """The wrapped results of the fit whose best internal estimate is
+    ``internal`` (``options``: ``cov_type``, ``cov_kwds``, ``use_t``,
+    ``disp`` and ``full_output`` of ``fit``)."""
+    point = problem.terms(internal)
+    data_sums = problem.data_sums(
+        point,
+        scaling,
+        meat=options["cov_type"] in BLOCK_COV_TYPES[1:],
+        gram=model.k > 1 and settings["alpha"] == 0.0,
+    )
+    neg_hess = problem.neg_hessian(point)
+    grad = problem.gradient(internal, point)
+    n_extra = problem.objective.n_extra
+    faces = internal[: problem.n_weights].reshape(model.k, -1)
+    order = canonical_permutation(data_sums.gate_mass, faces)
+    perm = block_permutation(order, problem.n_cols, n_extra)
+    data_sums = replace(
+        data_sums,
+        gate_mass=data_sums.gate_mass[order],
+        meat=None if data_sums.meat is None else data_sums.meat[np.ix_(perm, perm)],
+    )
+    # statsmodels' optimisers record the path in the user's units already
+    engine_units = scaling if settings["method"] == "em" else None
+    finish_retvals(
+        retvals,
+        user_weights(model.k, order, engine_units, n_extra),
+        options["full_output"],
+    )
+    params = user_weights(model.k, np.arange(model.k), scaling, n_extra)(internal[perm])
+    if options["disp"]:
+        extras = model._report_extras(params)
+        _print_report(retvals, settings, data_sums.llf / model.nobs, extras)
+    return _make_results(
+        model,
+        params,
+        neg_hess[np.ix_(perm, perm)],
+        grad[perm],
+        scaling,
+        retvals,
+        settings,
+        options,
+        data_sums,
+    )
+
+
+def _print_report(retvals: dict, settings: dict, mean_llf: float, extras="") -> None:
+    """statsmodels' optimisers print their own report; add one only where
+    plumestats' checks overturn it (a saddle, a stop short of the maximum)."""
+    direct = settings["method"] != "em"
+    if direct and retvals["converged"]:
+        return
+    status = (
+        "Optimization terminated successfully."
+        if retvals["converged"]
+        else "Warning: the fit did not converge."
+    )
+    detail = (
+        retvals["message"]
+        if direct
+        else f"{retvals['n_em_steps']} EM, {retvals['n_newton_steps']} Newton"
+    )
+    print(
+        f"{status}\n"
+        f"         Current function value: {-mean_llf:.6f}\n"
+        f"         Iterations: {retvals['iterations']} ({detail}){extras}"
+    )
+
+
+def _covariance(model, neg_hess, scaling, boundary: bool):
+    """Covariance of the user-unit parameters and why the information is
+    singular (or ``None``). A parameter at its boundary (the flip rate at 0)
+    is held fixed: its row is left out of the inversion and its variance NaN."""
+    n_extra = neg_hess.shape[0] - model.k * model.k_vars
+    if boundary:
+        size = neg_hess.shape[0] - 1
+        neg_hess = neg_hess.copy()
+        neg_hess[size, :size] = neg_hess[:size, size] = 0.0
+        neg_hess[size, size] = 1.0
+    cov_internal, singular = invert_information(neg_hess)
+    jacobian = user_jacobian(scaling, model.k, n_extra)
+    cov = jacobian @ cov_internal @ jacobian.T
+    if boundary:
+        cov[-1, :] = cov[:, -1] = np.nan
+    return cov, singular
+
+
+def _make_results(
+    model, params, neg_hess, grad, scaling, retvals, settings, options, data_sums
+):
+    boundary = bool(retvals.get("boundary", False))
+    cov, singular = _covariance(model, neg_hess, scaling, boundary)
+    model._warn_fit_extras(retvals, params)
+    separated = warn_if_unsettled(
+        model,
+        retvals,
+        settings["alpha"],
+        cov_ok=singular is None,
+        n_perfect=data_sums.n_perfect,
+    )
+    if singular is not None and not separated:
+        warn_singular_information(singular, stacklevel=caller_stacklevel())
+    retvals["separation"] = separated
+    retvals["information_singular"] = singular
+    diagnostics = None
+    if neg_hess.shape[0] == params.size and params.size == model.k * model.k_vars:
+        diagnostics = compute_diagnostics(
+            model, params, neg_hess, grad, retvals, settings["alpha"], data_sums
+        )
+        warn_diagnostics(diagnostics, stacklevel=caller_stacklevel())
+    mlefit = LikelihoodModelResults(model, params, normalized_cov_params=cov, scale=1.0)
+    mlefit.mle_retvals = retvals
+    mlefit.mle_settings = settings
+    results = model._results_class(
+        model,
+        mlefit,
+        cov_type=options["cov_type"],
+        cov_kwds=options["cov_kwds"],
+        use_t=options["use_t"],
+        data_sums=data_sums,
+        scaling=scaling,
+    )
+    results._diagnostics = diagnostics
+    return model._results_wrapper(results)

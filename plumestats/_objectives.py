@@ -1,0 +1,444 @@
+r"""The objectives: the per-row maths of a model, as sums over a block of rows.
+
+An objective turns a parameter vector and a block of standardised rows into
+what the engine asks for (the log-likelihood, the EM surrogate ``Q``, the
+gradient, the Hessians of ``L`` and ``Q``, and what the results and the
+diagnostics need), as statsmodels' GLM families carry the maths of one IRLS
+loop. Two objectives serve every model:
+
+* :class:`PlumeObjective`, ``l = log sum_k g_k sigma(y w_k'x)`` with the gate of
+  the spec (PLUME's soft gate, SPLA1's hard one);
+* :class:`FlipObjective`, the same with a share of labels flipped at random
+  (Copas, 1988): ``l = log(lam/2 + (1 - lam) p)``, ``lam = expit(eta)``, whose
+  EM treats "flipped or not" as one more latent label.
+
+Each works in two steps: :meth:`rows` computes the per-row state of one block
+at a parameter vector (reusable: a fit in memory keeps it for the next
+question at the same point), and :meth:`sums` reduces it to the quantities
+named in ``need``. :func:`block_sums` does both for one block, the kernel that
+row sources map over their blocks. Notation and derivatives:
+``plumestats._likelihood`` (PLUME) and ``docs/model.md`` (label flips)::
+
+    dl/dtheta = s dL/dtheta,  dl/deta = r - lam,
+    d2l/dtheta2 = s d2L + s r (dL)(dL)',  d2l/deta dtheta = -s r dL,
+    d2l/deta2 = r s - lam (1 - lam)
+
+with ``r = lam / (2 q)`` the posterior probability that a label is noise and
+``s = 1 - r``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit, log_expit, logit
+
+from ._design import as_design
+from ._likelihood import Terms, linear_scores, q_value
+
+__all__ = [
+    "BOUNDARY_LAM",
+    "PERFECT_LOGPROB",
+    "FlipObjective",
+    "FlipRows",
+    "PlumeObjective",
+    "block_confusion",
+    "block_sums",
+    "combine_sums",
+    "confusion_table",
+]
+
+# An observation fitted with probability above 1 - 1e-8 for its own class is
+# "perfectly fitted": at a (quasi-)separated fit every observation a diverging
+# direction moves is.
+PERFECT_LOGPROB = -1e-8
+# Below this share of coin-toss labels (eps = 5e-9) the flip rate is taken to be
+# at its boundary, zero: the likelihood then rises ever more slowly as lam -> 0
+# (dl/deta = lam * (mean(1 / 2p) - 1) < 0), Newton steps on eta stay at about
+# -1 for ever, and the fit is PLUME's.
+BOUNDARY_LAM = 1e-8
+_LOG_HALF = np.log(0.5)
+# Sums combined by maximum, not addition.
+_MAX_KEYS = frozenset({"moved", "max_abs_move"})
+
+
+def combine_sums(left: dict, right: dict) -> dict:
+    """Add two blocks' sums (maxima for the ``max`` quantities)."""
+    return {
+        key: np.maximum(value, right[key]) if key in _MAX_KEYS else value + right[key]
+        for key, value in left.items()
+    }
+
+
+def block_sums(
+    z: np.ndarray,
+    y: np.ndarray,
+    *,
+    objective,
+    params: np.ndarray,
+    need: frozenset,
+    base: np.ndarray | None = None,
+    anchor: np.ndarray | None = None,
+    direction: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
+) -> dict:
+    """The sums over one block of rows that the engine needs at ``params``.
+
+    ``need`` names them: ``"L"`` (log-likelihood and the count of perfectly
+    fitted rows), ``"Q"`` (surrogate with the responsibilities at ``base``),
+    ``"Qself"`` (with those at ``params``), ``"moved"`` (largest change of a
+    score from ``anchor``), ``"grad"``, ``"hess"`` (of ``l``), ``"qhess"`` (of
+    Q at its own responsibilities), ``"noise"`` (summed posterior of a flipped
+    label), ``"gate"``, ``"meat"``, ``"gram"``, ``"resp_gram"`` and
+    ``"max_abs_move"`` (largest ``|z' direction_k|``).
+    """
+    design = as_design(z)
+    rows = objective.rows(design, y, params)
+    base_rows = objective.rows(design, y, base) if "Q" in need else None
+    anchor_scores = (
+        linear_scores(anchor[: objective.n_weights(z)], design, objective.k)
+        if "moved" in need
+        else None
+    )
+    return objective.sums(
+        design,
+        rows,
+        need,
+        base=base_rows,
+        anchor_scores=anchor_scores,
+        direction=direction,
+        weights=weights,
+    )
+
+
+def confusion_table(observed: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """``(2, 2)`` counts: rows observed 0/1, columns predicted 0/1."""
+    bins = np.array([0, 0.5, 1])
+    return np.histogram2d(observed, predicted.astype(float), bins=bins)[0]
+
+
+def block_confusion(z, y, *, objective, params, threshold, weights=None) -> dict:
+    """``results.pred_table``'s counts on one block of standardised rows
+    (internal parameters give the same scores)."""
+    rows = objective.rows(as_design(z), y, params)
+    return {"confusion": objective.confusion(rows, threshold)}
+
+
+class PlumeObjective:
+    """PLUME's (or SPLA1's) log-likelihood, by the spec's gate.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        K, the gate and the sign of the inside class.
+    """
+
+    n_extra = 0
+    # with the Newton finish, only Newton steps end a run (EM can crawl)
+    settles_on_em_steps = False
+    diverging_message = (
+        "diverging: the weights grow without bound while L barely rises "
+        "(separation; the maximum is at infinity)"
+    )
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.k = spec.k
+        self.gate = spec.gate
+        self.gamma = spec.gate.weight_gamma
+
+    def n_weights(self, z) -> int:
+        return self.k * z.shape[1]
+
+    def rows(self, design, y: np.ndarray, params: np.ndarray) -> Terms:
+        """The per-row :class:`~plumestats._likelihood.Terms` at ``params``."""
+        return self.gate.terms(linear_scores(params, design, self.k), y)
+
+    # ------------------------------------------------------------- the sums
+    def sums(
+        self,
+        design,
+        rows: Terms,
+        need,
+        *,
+        base=None,
+        anchor_scores=None,
+        direction=None,
+        weights=None,
+    ) -> dict:
+        """``need``'s sums over the block (``weights``: per-row weights of the
+        observations, as the label-flip EM gives them)."""
+        out: dict = {}
+        w = (lambda a: a) if weights is None else _weighter(weights)
+        if "L" in need:
+            with np.errstate(over="ignore"):  # terms near -1e308 sum to -inf
+                out["L"] = np.array(w(rows.loglikeobs).sum())
+            out["n_perfect"] = _n_perfect(rows.loglikeobs)
+        if "Qself" in need:
+            out["Qself"] = np.array(q_value(rows, w(rows.resp)))
+        if "Q" in need:
+            out["Q"] = np.array(q_value(rows, w(base.resp)))
+        if "moved" in need:
+            out["moved"] = _max_abs(rows.scores - anchor_scores)
+        if "grad" in need:
+            out["grad"] = (w(rows.score_weights(self.gamma)).T @ design).ravel()
+        if "hess" in need:
+            out["hess"] = design.gram_blocks(w(rows.hessian_weights(self.gamma)))
+        if "qhess" in need:
+            qhess = rows.q_hessian_weights(self.gamma, rows.resp)
+            out["qhess"] = design.gram_blocks(w(qhess))
+        self._data_sums(design, rows, need, out, direction, w)
+        return out
+
+    def _data_sums(self, design, rows: Terms, need, out, direction, w=None) -> None:
+        """What the results, the diagnostics and the separation check read."""
+        w = (lambda a: a) if w is None else w
+        if "gate" in need:
+            out["gate"] = rows.gate.sum(axis=0)
+        if "meat" in need:
+            scores = self.score_rows(design, rows)
+            out["meat"] = scores.T @ scores
+        if "gram" in need:
+            out["gram"] = design.values.T @ design.values
+        if "resp_gram" in need:
+            perfect = (rows.loglikeobs > PERFECT_LOGPROB).astype(float)
+            resp = w(rows.resp)
+            out["resp_gram"] = np.stack(
+                [design.gram(resp[:, j]) for j in range(self.k)]
+            )
+            out["resp_gram_perfect"] = np.stack(
+                [design.gram(resp[:, j] * perfect) for j in range(self.k)]
+            )
+        if "max_abs_move" in need:
+            moves = design @ direction[: self.k * design.shape[1]].reshape(self.k, -1).T
+            out["max_abs_move"] = _max_abs(moves)
+        if "confusion" in need:
+            out["confusion"] = self.confusion(rows, 0.5)
+
+    def class1_probability(self, rows: Terms) -> np.ndarray:
+        """P(y = 1 | x) of each row (the class coded 1, inside or not)."""
+        return self.gate.mean(rows.scores, self.spec.sign)
+
+    def confusion(self, rows, threshold: float) -> np.ndarray:
+        """Counts of observed 0/1 against predicted at ``threshold``."""
+        terms = rows.terms if isinstance(rows, FlipRows) else rows
+        observed = (terms.y_pm * self.spec.sign > 0).astype(float)
+        predicted = self.class1_probability(rows) > threshold
+        return confusion_table(observed, predicted)
+
+    def score_rows(self, design, rows: Terms) -> np.ndarray:
+        """The observation scores ``(n_b, K p)``."""
+        weights = rows.score_weights(self.gamma)
+        z = design.values
+        return (weights[:, :, None] * z[:, None, :]).reshape(z.shape[0], -1)
+
+    # ----------------------------------------------------- the EM step
+    def em_step(self, problem, params, terms, grad, solver, boundary: bool):
+        """One EM iteration: an ascent step of ``solver`` on Q at the
+        responsibilities of ``params`` (on L itself for a gate whose surrogate
+        is no minorizer). Returns ``(params, terms, full_newton, direction)``
+        or ``None``."""
+        if not self.gate.minorizes:
+            evaluate = problem.evaluate_objective
+            base = problem.objective_value(params, terms)
+        else:
+
+            def evaluate(trial):
+                trial_terms = problem.terms(trial)
+                return problem.surrogate(trial, trial_terms, terms), trial_terms
+
+            base = problem.surrogate(params, terms, terms)
+        return solver(problem, evaluate, params, terms, grad, base)
+
+    def free(self, params, grad, boundary: bool) -> slice:
+        """The coordinates the Newton steps move."""
+        return slice(None)
+
+    def at_boundary(self, problem, terms, grad, boundary: bool) -> bool:
+        return False
+
+
+@dataclass
+class FlipRows:
+    """Per-row quantities of the label-flip model at ``[theta, eta]``."""
+
+    terms: Terms
+    eta: float
+    loglikeobs: np.ndarray
+    noise: np.ndarray
+    clean: np.ndarray
+
+    @property
+    def lam(self) -> float:
+        """Share of labels that are coin tosses, ``2 eps``."""
+        return float(expit(self.eta))
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self.terms.scores
+
+
+class FlipObjective:
+    """The label-flip model's log-likelihood: PLUME's, diluted by coin tosses.
+
+    The parameter vector is PLUME's weights followed by ``eta``; the EM treats
+    "noise or PLUME" as one more latent label: the E-step gives ``r``, the
+    M-step sets ``lam`` to the mean of ``r`` (closed form) and raises PLUME's
+    surrogate weighted by ``s = 1 - r``.
+    """
+
+    n_extra = 1
+    # an EM step with a tiny change and a small gradient ends a run
+    settles_on_em_steps = True
+    diverging_message = (
+        "diverging: the weights grow without bound while L barely rises (the "
+        "clean labels are separable once flips explain the rest; the maximum is "
+        "at infinity)"
+    )
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.k = spec.k
+        self.plume = PlumeObjective(spec)
+        self.gamma = self.plume.gamma
+
+    def n_weights(self, z) -> int:
+        return self.k * z.shape[1]
+
+    def rows(self, design, y: np.ndarray, params: np.ndarray) -> FlipRows:
+        """``r`` and ``s`` are formed from logs, so that neither loses its
+        relative precision when the other is close to one."""
+        eta = float(params[-1])
+        terms = self.plume.rows(design, y, params[:-1])
+        log_noise = log_expit(eta) + _LOG_HALF
+        log_clean = log_expit(-eta) + terms.loglikeobs
+        loglikeobs = np.logaddexp(log_noise, log_clean)
+        return FlipRows(
+            terms=terms,
+            eta=eta,
+            loglikeobs=loglikeobs,
+            noise=np.exp(log_noise - loglikeobs),
+            clean=np.exp(log_clean - loglikeobs),
+        )
+
+    def sums(
+        self,
+        design,
+        rows: FlipRows,
+        need,
+        *,
+        base=None,
+        anchor_scores=None,
+        direction=None,
+        weights=None,
+    ) -> dict:
+        if weights is not None:
+            raise NotImplementedError("observation weights with label flips")
+        out: dict = {}
+        terms = rows.terms
+        if "L" in need:
+            out["L"] = np.array(rows.loglikeobs.sum())
+            out["n_perfect"] = _n_perfect(rows.loglikeobs)
+        if "Qself" in need:
+            out["Qself"] = np.array(q_value(terms, rows.clean[:, None] * terms.resp))
+        if "Q" in need:
+            out["Q"] = np.array(q_value(terms, base.clean[:, None] * base.terms.resp))
+        if "moved" in need:
+            out["moved"] = _max_abs(terms.scores - anchor_scores)
+        if "noise" in need:
+            out["noise"] = np.array(rows.noise.sum())
+        if "grad" in need or "hess" in need:
+            plume = terms.score_weights(self.gamma)
+        if "grad" in need:
+            theta = ((rows.clean[:, None] * plume).T @ design).ravel()
+            eta = float(rows.noise.sum()) - rows.noise.size * rows.lam
+            out["grad"] = np.append(theta, eta)
+        if "hess" in need:
+            out["hess"] = self._hessian(design, rows, plume)
+        if "qhess" in need:
+            qhess = terms.q_hessian_weights(self.gamma, terms.resp)
+            out["qhess"] = design.gram_blocks(rows.clean[:, None, None] * qhess)
+        if "meat" in need:
+            scores = self.score_rows(design, rows)
+            out["meat"] = scores.T @ scores
+        self.plume._data_sums(
+            design, terms, need - {"meat", "confusion"}, out, direction
+        )
+        if "confusion" in need:
+            out["confusion"] = self.confusion(rows, 0.5)
+        return out
+
+    def _hessian(self, design, rows: FlipRows, plume: np.ndarray) -> np.ndarray:
+        """The Hessian of ``l`` in ``[theta, eta]``, ``(K p + 1, K p + 1)``."""
+        both = rows.clean * rows.noise
+        weights = rows.clean[:, None, None] * rows.terms.hessian_weights(self.gamma)
+        weights += both[:, None, None] * plume[:, :, None] * plume[:, None, :]
+        size = self.k * design.shape[1]
+        hess = np.empty((size + 1, size + 1))
+        hess[:size, :size] = design.gram_blocks(weights)
+        cross = -np.ravel((both[:, None] * plume).T @ design)
+        hess[:size, size] = hess[size, :size] = cross
+        lam = rows.lam
+        hess[size, size] = float(np.sum(both)) - rows.noise.size * lam * (1.0 - lam)
+        return hess
+
+    def class1_probability(self, rows: FlipRows) -> np.ndarray:
+        """P(y = 1 | x) of the labels as observed: ``eps + (1 - 2 eps) P``."""
+        lam = rows.lam
+        return lam / 2 + (1.0 - lam) * self.plume.class1_probability(rows.terms)
+
+    def confusion(self, rows: FlipRows, threshold: float) -> np.ndarray:
+        return PlumeObjective.confusion(self, rows, threshold)
+
+    def score_rows(self, design, rows: FlipRows) -> np.ndarray:
+        """The observation scores ``(n_b, K p + 1)``."""
+        theta = rows.clean[:, None] * self.plume.score_rows(design, rows.terms)
+        return np.column_stack([theta, rows.noise - rows.lam])
+
+    # ----------------------------------------------------- the EM step
+    def em_step(self, problem, params, terms, grad, solver, boundary: bool):
+        """``lam`` in closed form, then one PLUME M-step on the hyperplanes,
+        weighted by ``s``, on the surrogate of the same E-step (so the objective
+        cannot fall). No ascent on Q: the hyperplanes stay, ``lam`` still moves.
+        """
+        lam = float(problem.noise_share(terms))
+        lam = min(max(lam, BOUNDARY_LAM), 1.0 - BOUNDARY_LAM)
+        eta = logit(BOUNDARY_LAM) if boundary else float(logit(lam))
+        theta, eta_now = params[:-1], params[-1]
+
+        def evaluate(trial):
+            trial_terms = problem.terms(np.append(trial, eta_now))
+            return problem.surrogate(trial, trial_terms, terms), trial_terms
+
+        base = problem.surrogate(theta, terms, terms)
+        outcome = solver(problem, evaluate, theta, terms, grad[:-1], base)
+        new_theta = theta if outcome is None else outcome[0]
+        new_params = np.append(new_theta, eta)
+        return new_params, problem.terms(new_params), False, None
+
+    def free(self, params, grad, boundary: bool) -> slice:
+        return slice(0, params.size - 1) if boundary else slice(None)
+
+    def at_boundary(self, problem, terms, grad, boundary: bool) -> bool:
+        """Whether ``lam`` has reached its floor with a negative slope (then
+        held there for the rest of the run)."""
+        if boundary:
+            return True
+        lam = float(expit(terms.params[-1]))
+        return bool(lam <= BOUNDARY_LAM * 1.0001 and grad[-1] < 0)
+
+
+def _weighter(weights: np.ndarray):
+    def weighted(per_row: np.ndarray) -> np.ndarray:
+        return per_row * weights.reshape((-1,) + (1,) * (per_row.ndim - 1))
+
+    return weighted
+
+
+def _n_perfect(loglikeobs: np.ndarray) -> np.ndarray:
+    return np.array(float(np.sum(loglikeobs > PERFECT_LOGPROB)))
+
+
+def _max_abs(values: np.ndarray) -> np.ndarray:
+    return np.array(float(np.max(np.abs(values), initial=0.0)))

@@ -1,0 +1,348 @@
+"""One fitting problem: a model's spec and objective on a row source.
+
+:class:`Problem` answers every question the EM engine (``plumestats._em``), the
+starts, the re-seating moves and the results ask of the data, whatever holds
+the rows (``plumestats._rows``): the objective and the surrogate ``Q``, the
+gradient, the Hessians of ``L`` and ``Q``, the movement of the scores, the
+perfectly fitted rows, the separation check's Grams, and at the end the
+:class:`DataSums` the results need. A point's answers are sums over the rows,
+kept on a :class:`Point` so that no question is computed twice.
+
+On a single in-memory block the point also keeps its per-row state, and each
+question costs only its own arithmetic. On blocks (``chunksize``, Dask) each
+question is a pass over the data, so a pass computes what the engine will ask
+for next as well (``L`` and ``Q`` together at a line-search trial; the gradient
+with the Hessian it will be asked for, guessed from the last one requested):
+an EM or Newton iteration costs one pass plus one per line-search trial.
+Memory beyond the data is then ``O(block * p * K^2 + (K p)^2)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["DataSums", "Point", "Problem", "block_permutation", "user_jacobian"]
+
+
+class Point:
+    """The sums at one parameter vector, filled in as the engine asks for
+    them (and, on a single in-memory block, the per-row state)."""
+
+    def __init__(self, params: np.ndarray):
+        self.params = params
+        self.sums: dict = {}
+        self.surrogates: dict = {}
+        self.anchor = None
+        self.rows = None
+
+
+class Problem:
+    """A model's maximisation problem on a row source.
+
+    Parameters
+    ----------
+    source : InMemoryRows or DaskRows
+        Where the (standardised) rows are.
+    spec : ModelSpec
+        K, the gate, the inside class and the objective.
+    ridge : ndarray, optional
+        The L2 penalty's weight on each internal parameter: the objective is
+        ``sum_n l_n - 0.5 * sum(ridge * params**2)``.
+
+    Attributes
+    ----------
+    passes : int
+        Passes over the data so far (one map-reduce each, on blocks).
+    """
+
+    def __init__(self, source, spec, ridge=None):
+        self.source = source
+        self.spec = spec
+        self.objective = spec.objective()
+        self.k = spec.k
+        self.gate = spec.gate
+        n_params = spec.n_params(source.n_cols)
+        self.ridge = np.zeros(n_params) if ridge is None else np.asarray(ridge, float)
+        self.passes = 0
+        self._anchor: Point | None = None
+        # the Hessian fetched with the next gradient (blocks): EM starts with Q's
+        self._next_hessian = "qhess"
+
+    @property
+    def nobs(self) -> int:
+        return self.source.nobs
+
+    @property
+    def n_cols(self) -> int:
+        return self.source.n_cols
+
+    @property
+    def n_weights(self) -> int:
+        """Parameters of the faces, ``K p`` (the extras come after)."""
+        return self.k * self.n_cols
+
+    def prefetch_hessian(self, key: str | None) -> None:
+        """Which Hessian (``"qhess"``, ``"hess"`` or ``None``) a pass over
+        blocks computes with the next gradient."""
+        self._next_hessian = key
+
+    # ------------------------------------------------------------ the passes
+    def rows(self, params: np.ndarray):
+        """The per-row state at ``params`` (a single in-memory block only)."""
+        source = self.source
+        return self.objective.rows(source.design, source.y_pm, params)
+
+    def _pass(self, point: Point, need, base=None, anchor=None, direction=None):
+        self.passes += 1
+        if self.source.single:
+            return self._single(point, need, base, anchor, direction)
+        arguments = {}
+        if base is not None:
+            arguments["base"] = base.params
+        if anchor is not None:
+            arguments["anchor"] = anchor.params
+        if direction is not None:
+            arguments["direction"] = direction
+        return self.source.reduce(
+            objective=self.objective,
+            params=point.params,
+            need=frozenset(need),
+            **arguments,
+        )
+
+    def _single(self, point: Point, need, base, anchor, direction) -> dict:
+        source = self.source
+        if point.rows is None:
+            point.rows = self.rows(point.params)
+        base_rows = anchor_scores = None
+        if base is not None:
+            if base.rows is None:
+                base.rows = self.rows(base.params)
+            base_rows = base.rows
+        if anchor is not None:
+            if anchor.rows is None:
+                anchor.rows = self.rows(anchor.params)
+            anchor_scores = anchor.rows.scores
+        return self.objective.sums(
+            source.design,
+            point.rows,
+            frozenset(need),
+            base=base_rows,
+            anchor_scores=anchor_scores,
+            direction=direction,
+            weights=source.weights,
+        )
+
+    def _fill(self, point: Point, need: set, base: Point | None = None) -> None:
+        """One pass for what ``point`` lacks of ``need``; on blocks, plus what
+        is cheap to add: ``L`` always, the score movement from the iterate."""
+        need = set(need)
+        anchor = None
+        if not self.source.single:
+            need.add("L")
+            if (
+                self._anchor is not None
+                and point.anchor is None
+                and self._anchor is not point
+            ):
+                need.add("moved")
+                anchor = self._anchor
+        need -= set(point.sums)
+        if not need:
+            return
+        sums = self._pass(point, need, base=base, anchor=anchor)
+        if "Q" in sums:
+            point.surrogates[id(base.params)] = (base.params, float(sums.pop("Q")))
+        if "moved" in sums:
+            point.anchor = anchor
+        point.sums.update(sums)
+
+    # ------------------------------------------------ what the engine asks
+    def terms(self, params: np.ndarray) -> Point:
+        return Point(np.asarray(params, dtype=float))
+
+    def penalty(self, params: np.ndarray) -> float:
+        """The L2 penalty of ``params`` (the faces' weights, or all of them)."""
+        return 0.5 * float(np.sum(self.ridge[: params.size] * params**2))
+
+    def objective_value(self, params: np.ndarray, point: Point) -> float:
+        """``L - penalty`` at ``params`` (whose sums ``point`` holds)."""
+        self._fill(point, {"L"})
+        return float(point.sums["L"]) - self.penalty(params)
+
+    def evaluate_objective(self, trial: np.ndarray) -> tuple[float, Point]:
+        point = self.terms(trial)
+        return self.objective_value(trial, point), point
+
+    def surrogate(self, params: np.ndarray, point: Point, base: Point) -> float:
+        """The EM surrogate ``Q`` at ``point`` with the responsibilities (and,
+        with label flips, the clean-label weights) at ``base``, less the
+        penalty of ``params``."""
+        if base is point:
+            self._fill(point, {"Qself"})
+            return float(point.sums["Qself"]) - self.penalty(params)
+        known = point.surrogates.get(id(base.params))
+        if known is None or known[0] is not base.params:
+            self._fill(point, {"Q"}, base=base)
+            known = point.surrogates[id(base.params)]
+        return known[1] - self.penalty(params)
+
+    def gradient(self, params: np.ndarray, point: Point) -> np.ndarray:
+        """The gradient of ``L - penalty``. The engine asks for it first at each
+        new iterate: the trials measure how far they move the scores from here."""
+        self._anchor = point
+        need = {"grad"}
+        if not self.source.single:
+            need |= {self._next_hessian} - {None}
+            if self._next_hessian != "hess":  # an EM step: its search starts at Q
+                need.add("Qself")
+        self._fill(point, need)
+        return point.sums["grad"] - self.ridge * params
+
+    def _negated(self, point: Point, key: str) -> np.ndarray:
+        self._next_hessian = key
+        self._fill(point, {key})
+        hess = -point.sums[key]
+        hess[np.diag_indices_from(hess)] += self.ridge[: hess.shape[0]]
+        return hess
+
+    def neg_hessian(self, point: Point) -> np.ndarray:
+        """Minus the Hessian of the penalised log-likelihood."""
+        return self._negated(point, "hess")
+
+    def neg_q_hessian(self, point: Point, base: Point | None = None) -> np.ndarray:
+        """Minus the Hessian of Q in the faces' weights, at the point's own
+        responsibilities."""
+        if base is not None and base is not point:
+            raise NotImplementedError("Q's Hessian at other responsibilities")
+        return self._negated(point, "qhess")
+
+    def noise_share(self, point: Point) -> float:
+        """Mean posterior probability that a label is a coin toss (flips)."""
+        self._fill(point, {"noise"})
+        return float(point.sums["noise"]) / self.nobs
+
+    def score_change(self, old: Point, new: Point) -> float:
+        """Largest change of a fitted score between two points."""
+        if new.anchor is not old:
+            sums = self._pass(new, {"moved"}, anchor=old)
+            return float(sums["moved"])
+        return float(new.sums["moved"])
+
+    def count_perfect(self, point: Point) -> int:
+        """Rows fitted with probability above ``1 - 1e-8``."""
+        self._fill(point, {"L"})
+        return int(point.sums["n_perfect"])
+
+    def responsible_grams(self, point: Point) -> tuple[np.ndarray, np.ndarray]:
+        """Block-diagonal ``sum_n r_nk z_n z_n'`` over all rows and over the
+        perfectly fitted ones (see :func:`plumestats._em.separating`)."""
+        self._fill(point, {"resp_gram"})
+        return (
+            _block_diagonal(point.sums["resp_gram"]),
+            _block_diagonal(point.sums["resp_gram_perfect"]),
+        )
+
+    def max_abs_move(self, direction: np.ndarray) -> float:
+        """``max_n,k |z_n' d_k|`` for a direction of the faces' weights."""
+        if self.source.single:
+            weights = direction[: self.n_weights].reshape(self.k, -1)
+            return float(np.max(np.abs(self.source.design @ weights.T), initial=0.0))
+        point = self.terms(np.zeros(self.ridge.size))
+        sums = self._pass(point, {"max_abs_move"}, direction=direction)
+        return float(sums["max_abs_move"])
+
+    def gate_share(self, params: np.ndarray) -> np.ndarray:
+        """Mean gate probability of each face over the rows."""
+        point = self.terms(params)
+        self._fill(point, {"gate"})
+        return point.sums["gate"] / self.nobs
+
+    # ----------------------------------------------- what the results need
+    def data_sums(self, point: Point, scaling, *, meat: bool, gram: bool) -> DataSums:
+        """What the results need from the data at the estimates, in one pass
+        that also gives the gradient and the Hessian there (which
+        :meth:`gradient` and :meth:`neg_hessian` then reuse).
+
+        The sums are in the engine's standardised coordinates and mapped to the
+        user's exactly: the rows are ``x_n = B' z_n`` and the user scores
+        ``J' s_n`` with ``B`` the per-face map of
+        :class:`~plumestats._scaling.DesignScaling` and ``J = I_K (x) B`` (the
+        extras unchanged), so ``X'X = B' (Z'Z) B`` and
+        ``sum_n s_n s_n' = J' (sum_n s^z_n s^z_n') J``.
+        """
+        self._next_hessian = "hess"
+        need = {"grad", "hess", "L", "gate", "confusion"}
+        need |= {"gram"} if gram else set()
+        need |= {"meat"} if meat else set()
+        self._fill(point, need)
+        sums = point.sums
+        rows = scaling.jacobian_to_internal()
+        jacobian = user_jacobian(scaling, self.k, self.objective.n_extra, internal=True)
+        return DataSums(
+            llf=float(sums["L"]),
+            n_perfect=int(sums["n_perfect"]),
+            gate_mass=np.asarray(sums["gate"], dtype=float),
+            radius=float(self.source.radius),
+            confusion=np.asarray(sums["confusion"]),
+            gram=rows.T @ sums["gram"] @ rows if gram else None,
+            meat=jacobian.T @ sums["meat"] @ jacobian if meat else None,
+        )
+
+
+def user_jacobian(scaling, k: int, n_extra: int, internal: bool = False):
+    """``d user / d internal`` for the whole parameter vector (``internal``:
+    ``d internal / d user``), ``I_K (x) B`` and the identity for the extras."""
+    block = scaling.jacobian_to_internal() if internal else scaling.jacobian_to_user()
+    size = k * block.shape[0]
+    jacobian = np.eye(size + n_extra)
+    jacobian[:size, :size] = np.kron(np.eye(k), block)
+    return jacobian
+
+
+def block_permutation(order: np.ndarray, n_cols: int, n_extra: int) -> np.ndarray:
+    """The parameter indices that put the faces in ``order`` (extras last)."""
+    faces = (order[:, None] * n_cols + np.arange(n_cols)).ravel()
+    return np.concatenate([faces, faces.size + np.arange(n_extra)]).astype(int)
+
+
+@dataclass(frozen=True)
+class DataSums:
+    """What the results need from the data, summed over the rows at the
+    estimates, in the user's units (see :meth:`Problem.data_sums`).
+
+    Attributes
+    ----------
+    llf : float
+        :math:`L = \\sum_n l_n`.
+    n_perfect : int
+        Rows fitted with probability above ``1 - 1e-8``.
+    gate_mass : ndarray, shape (K,)
+        :math:`\\sum_n g_k(x_n)`.
+    radius : float
+        Largest row norm :math:`\\max_n \\|x_n\\|` of the raw design.
+    confusion : ndarray, shape (2, 2)
+        Observed 0/1 against predicted at 0.5 (``pred_table()``).
+    gram : ndarray, shape (p, p), or None
+        :math:`X'X` (when the collapsed-expert check needs it).
+    meat : ndarray, or None
+        :math:`\\sum_n s_n s_n'` of the observation scores (robust covariances).
+    """
+
+    llf: float
+    n_perfect: int
+    gate_mass: np.ndarray
+    radius: float
+    confusion: np.ndarray
+    gram: np.ndarray | None = None
+    meat: np.ndarray | None = None
+
+
+def _block_diagonal(blocks: np.ndarray) -> np.ndarray:
+    k, p, _ = blocks.shape
+    out = np.zeros((k * p, k * p))
+    for j in range(k):  # K is small: a loop over faces only
+        out[j * p : (j + 1) * p, j * p : (j + 1) * p] = blocks[j]
+    return out

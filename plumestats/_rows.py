@@ -1,0 +1,192 @@
+"""Row sources: where the rows of a fit live, and one interface to their sums.
+
+Every fit reads its data through a row source, whatever the data are:
+
+* :class:`InMemoryRows` with ``chunksize=None``: the whole standardised design
+  as one block (standardised once, kept as a :class:`DesignMatrix`); the
+  problem keeps each point's per-row state for the next question at the same
+  point, as an in-memory fit should;
+* :class:`InMemoryRows` with a ``chunksize``: blocks of rows of an in-memory
+  design, each standardised on the fly, so that no standardised copy of the
+  design and no ``(n, K, K)`` array is ever whole;
+* ``plumestats._dask.DaskRows``: the partitions of Dask collections, one task
+  per partition on whatever scheduler is active.
+
+A source has ``nobs``, ``n_cols``, ``scaling``, ``radius`` (the largest row
+norm of the raw design), ``reduce(kernel, **arguments)`` (the combined
+``kernel(z, y, weights=w, **arguments)`` over its blocks), ``take(rows)`` (some
+standardised rows and their outcomes) and ``single`` (whether it is one block
+held in memory, :attr:`InMemoryRows.design`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from ._design import DesignMatrix
+from ._objectives import block_sums, combine_sums
+from ._scaling import DesignScaling
+
+__all__ = [
+    "InMemoryRows",
+    "combine_moments",
+    "design_moments",
+    "in_memory_moments",
+    "scaling_from_moments",
+]
+
+
+def design_moments(x: np.ndarray, y: np.ndarray) -> dict:
+    """Column moments of one block of the raw design, merged by
+    :func:`combine_moments` (Chan et al.'s pairwise update of the variance)."""
+    n = x.shape[0]
+    mean = x.mean(axis=0) if n else np.zeros(x.shape[1])
+    return {
+        "nobs": n,
+        "first": x[:1].copy(),
+        "min": x.min(axis=0, initial=np.inf),
+        "max": x.max(axis=0, initial=-np.inf),
+        "mean": mean,
+        "m2": ((x - mean) ** 2).sum(axis=0),
+        "sumsq": (x**2).sum(axis=0),
+        "nonzero": np.count_nonzero(x, axis=0),
+        "nonfinite": int(np.sum(~np.isfinite(x))),
+        "radius": float(np.sqrt(np.max((x**2).sum(axis=1), initial=0.0))),
+        "ysum": float(np.sum(y)),
+        "yvalues": np.unique(y),
+    }
+
+
+def combine_moments(left: dict, right: dict) -> dict:
+    """Merge the moments of two consecutive blocks (``left`` comes first)."""
+    n_a, n_b = left["nobs"], right["nobs"]
+    n = n_a + n_b
+    if n_a == 0 or n_b == 0:
+        return left if n_b == 0 else right
+    delta = right["mean"] - left["mean"]
+    return {
+        "nobs": n,
+        "first": left["first"],
+        "min": np.minimum(left["min"], right["min"]),
+        "max": np.maximum(left["max"], right["max"]),
+        "mean": left["mean"] + delta * (n_b / n),
+        "m2": left["m2"] + right["m2"] + delta**2 * (n_a * n_b / n),
+        "sumsq": left["sumsq"] + right["sumsq"],
+        "nonzero": left["nonzero"] + right["nonzero"],
+        "nonfinite": left["nonfinite"] + right["nonfinite"],
+        "radius": max(left["radius"], right["radius"]),
+        "ysum": left["ysum"] + right["ysum"],
+        "yvalues": np.union1d(left["yvalues"], right["yvalues"]),
+    }
+
+
+def scaling_from_moments(moments: dict) -> DesignScaling:
+    """:meth:`DesignScaling.from_exog`'s choice, from block moments."""
+    nobs = moments["nobs"]
+    return DesignScaling.from_moments(
+        first_row=moments["first"][0],
+        constant=moments["max"] == moments["min"],
+        mean=moments["mean"],
+        std=np.sqrt(moments["m2"] / nobs),
+        rms=np.sqrt(moments["sumsq"] / nobs),
+        mostly_zero=moments["nonzero"] <= nobs / 2,
+    )
+
+
+def in_memory_moments(exog, y, chunksize: int) -> dict:
+    """:func:`design_moments` of a whole in-memory design, block by block."""
+    total = None
+    for start in range(0, exog.shape[0], chunksize):
+        rows = slice(start, start + chunksize)
+        moments = design_moments(exog[rows], y[rows])
+        total = moments if total is None else combine_moments(total, moments)
+    return total
+
+
+class InMemoryRows:
+    """The rows of an in-memory design: one standardised block, or blocks of
+    ``chunksize`` rows standardised one at a time.
+
+    Parameters
+    ----------
+    exog : ndarray, shape (n, p)
+        The raw design (never copied whole when ``chunksize`` is given).
+    y_pm : ndarray, shape (n,)
+        Outcomes in ``{-1, +1}``, +1 for the class inside the polyhedron.
+    scaling : DesignScaling, optional
+        The standardisation; by default :meth:`DesignScaling.from_exog` (one
+        block) or the block moments' (blocks).
+    chunksize : int, optional
+        Rows per block; ``None`` holds the design as one block.
+    weights : ndarray, shape (n,), optional
+        Observation weights (one by default).
+    """
+
+    def __init__(self, exog, y_pm, scaling=None, chunksize=None, weights=None):
+        self.y_pm = np.asarray(y_pm, dtype=float)
+        self.weights = weights
+        self.nobs, self.n_cols = np.shape(exog)
+        self.chunksize = None if chunksize is None else int(chunksize)
+        self.single = self.chunksize is None
+        if self.single:
+            self.scaling = scaling or DesignScaling.from_exog(exog)
+            self.design = DesignMatrix(self.scaling.transform_exog(exog))
+            self.exog = None
+            self.moments = None
+            self.radius = _largest_row_norm(exog)
+        else:
+            self.moments = in_memory_moments(exog, self.y_pm, self.chunksize)
+            self.scaling = scaling or scaling_from_moments(self.moments)
+            self.design = None
+            self.exog = exog
+            self.radius = float(self.moments["radius"])
+
+    @classmethod
+    def standardised(cls, z, y_pm, weights=None) -> InMemoryRows:
+        """Rows already standardised (the sample the starts and the re-seating
+        moves read): kept as they are."""
+        rows = cls.__new__(cls)
+        rows.y_pm = np.asarray(y_pm, dtype=float)
+        rows.weights = weights
+        rows.nobs, rows.n_cols = np.shape(z)
+        rows.chunksize, rows.single = None, True
+        rows.scaling, rows.exog, rows.moments = None, None, None
+        rows.design = z if isinstance(z, DesignMatrix) else DesignMatrix(z)
+        rows.radius = _largest_row_norm(rows.design.values)
+        return rows
+
+    def _blocks(self) -> Iterator[tuple]:
+        if self.single:
+            yield self.design, self.y_pm, self.weights
+            return
+        for start in range(0, self.nobs, self.chunksize):
+            rows = slice(start, start + self.chunksize)
+            weights = None if self.weights is None else self.weights[rows]
+            z = self.scaling.transform_exog(self.exog[rows])
+            yield z, self.y_pm[rows], weights
+
+    def reduce(self, kernel=block_sums, combine=combine_sums, **arguments) -> dict:
+        total = None
+        for z, y, weights in self._blocks():
+            sums = kernel(z, y, weights=weights, **arguments)
+            total = sums if total is None else combine(total, sums)
+        return total
+
+    def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Standardised design rows and outcomes at sorted row indices."""
+        if self.single:
+            return self.design.values[rows], self.y_pm[rows]
+        return self.scaling.transform_exog(self.exog[rows]), self.y_pm[rows]
+
+
+def _largest_row_norm(exog) -> float:
+    """``max_n ||x_n||`` by row blocks (no ``(n, p)`` temporary)."""
+    largest = 0.0
+    values = exog.values if isinstance(exog, DesignMatrix) else exog
+    for start in range(0, values.shape[0], 65536):
+        block = np.asarray(values[start : start + 65536], dtype=float)
+        if block.size:
+            largest = max(largest, float(np.max(np.einsum("ij,ij->i", block, block))))
+    return float(np.sqrt(largest))
