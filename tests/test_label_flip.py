@@ -8,7 +8,6 @@ eps = 0, and on simulated polytopes whose flip rate is known.
 from __future__ import annotations
 
 import importlib.util
-
 import warnings
 
 import numpy as np
