@@ -1,24 +1,23 @@
 """The reports of ``table1.py``: summaries, Markdown, CSV files and the figure.
 
 Presentation only; the protocol lives in ``table1.py``. Published figures (the
-PLUME paper) and the tuned peers measured on this machine (``/work/shared/PEERS.md``)
-are constants here, with their sources.
+PLUME paper) and the tuned peers measured on this machine (``PEERS.md`` of the
+shared folder, ``../shared``) are constants here, with their sources.
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from fit_speed import command_line, load_average, machine_info, package_info
+
+from ._common import Run, blas_info
 
 # PLUME paper, Table 1, as known to us: only these figures are (the best
 # polyhedral accuracy per dataset, with its method, and the paper's fastest PLUME
@@ -30,10 +29,10 @@ PAPER = {
     "pima": {"accuracy": 77.95, "method": "PLUME GA", "seconds": 0.053},
     "adult": {"accuracy": 82.89, "method": "SPLA1 Newton", "seconds": 0.402},
 }
-# Tuned peers, accuracy %, from /work/shared/PEERS.md (measured 2026-11-22 on this
+# Tuned peers, accuracy %, from ../shared/PEERS.md (measured 2026-11-22 on this
 # kind of machine; repeated stratified 10-fold CV, nested tuning; 10 repeats on the
 # small sets, 2 on adult for the scikit-learn rows, CPM 3 and 1).
-PEERS_SOURCE = "/work/shared/PEERS.md (measured 2026-11-22)"
+PEERS_SOURCE = "../shared/PEERS.md (measured 2026-11-22)"
 PEER_COLUMNS = ("CPM tuned", "RBF SVM tuned", "CART tuned", "logistic K=1", "majority")
 PEERS = {
     "ionosphere": (93.16, 94.07, 88.35, 88.26, 64.10),
@@ -74,44 +73,19 @@ class RunContext:
     args: argparse.Namespace
     config: Any
     repeats: dict[str, int]
-    command: str
-    package: str
-    load_start: str
-    started: datetime
-    machine: list[str] = field(default_factory=list)
-    load_end: str = ""
+    run: Run
+    blas: str = ""
     seconds: float = 0.0
-
-    @classmethod
-    def at_start(
-        cls, args: argparse.Namespace, config: Any, repeats: dict[str, int]
-    ) -> RunContext:
-        """Record the command, the git state and the load before the run."""
-        return cls(
-            args,
-            config,
-            repeats,
-            command_line(),
-            package_info(),
-            load_average(),
-            datetime.now(timezone.utc).astimezone(),
-        )
+    header: list[str] = field(default_factory=list)
 
     def record_machine(self) -> None:
-        """Machine, versions and BLAS threads (call inside the BLAS limit)."""
-        import matplotlib
-        import sklearn
-
-        self.machine = [
-            *machine_info(),
-            f"scikit-learn {sklearn.__version__}, matplotlib {matplotlib.__version__}",
-        ]
+        """The BLAS threads (call inside the BLAS limit)."""
+        self.blas = blas_info()
 
     def finish(self) -> None:
-        """Record the run time and the load at the end."""
-        now = datetime.now(timezone.utc).astimezone()
-        self.seconds = (now - self.started).total_seconds()
-        self.load_end = load_average()
+        """Record the provenance at the end: run time, load, versions."""
+        self.seconds = 60 * self.run.minutes
+        self.header = self.run.header("sklearn", "matplotlib", blas=self.blas)
 
 
 # ------------------------------------------------------------------ summaries
@@ -515,7 +489,7 @@ def protocol_lines(context: RunContext) -> list[str]:
         f"repeats: {repeats} (adult has 30162 rows: `--adult-repeats`, default 1). "
         f"Splits shuffled with seed {config.seed} + repeat.",
         "- **Design, fitted on each training fold only** (outer and inner alike, one "
-        "function for every method, `_datasets.FoldDesign`): median imputation of "
+        "function for every method, `_table1_design.FoldDesign`): median imputation of "
         "numeric columns, standardisation with the training mean and sd; one-hot "
         "encoding of string columns and heart's four code columns with the most "
         "frequent training level as reference (dropped, so that Logit has full "
@@ -615,20 +589,14 @@ def header_lines(context: RunContext) -> list[str]:
         "# PLUME paper, Table 1: nested cross-validation"
         + (" (QUICK smoke run: reduced grids and folds)" if args.quick else ""),
         "",
-        f"- date: {context.started.isoformat(timespec='seconds')}",
-        f"- command: `{context.command}` (cwd `{Path.cwd()}`)",
-        f"- {context.package} (at start)",
-        *(f"- {line}" for line in context.machine),
+        *context.header,
         f"- BLAS threads per process: {args.blas_threads}; processes (`--jobs`): "
         f"{args.jobs}"
         + (
             " (fit times measured while the processes competed)"
             if args.jobs > 1
             else ""
-        )
-        + f"; node: {platform.node() or 'unknown'}",
-        f"- load average (1/5/15 min) at start {context.load_start}, at end "
-        f"{context.load_end}",
+        ),
         f"- total run time: {context.seconds / 60:.1f} min ({context.seconds:.0f} s)",
     ]
 
@@ -811,27 +779,3 @@ def write_files(
     plot(summary, paths["png"])
     paths["md"].write_text(text, encoding="utf-8")
     return paths
-
-
-# Columns of the fold records that hold text, empty when there is nothing to say
-# (read back as "", not NaN, so that the summaries count them as they were).
-TEXT_COLUMNS = ("warnings", "select_warnings", "error", "setting", "select_slowest")
-
-
-def read_run(folder: Path, stem: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """The fold records, the timing rows and the Markdown report of a run
-    written by :func:`write_outputs` (timing empty if the pass did not run)."""
-    records = pd.read_csv(folder / f"{stem}.csv", keep_default_na=False, na_values=[""])
-    for column in TEXT_COLUMNS:
-        if column in records:
-            records[column] = records[column].fillna("").astype(str)
-    timing_path = folder / f"{stem}_timing.csv"
-    timing = (
-        pd.read_csv(timing_path, keep_default_na=False, na_values=[""])
-        if timing_path.is_file()
-        else pd.DataFrame()
-    )
-    if not timing.empty:
-        timing["warnings"] = timing["warnings"].fillna("").astype(str)
-    text = (folder / f"{stem}.md").read_text(encoding="utf-8")
-    return records, timing, text

@@ -11,7 +11,7 @@ What it measures
     which is what the paper's fit times compare with.
 
 How
-    Each outer training fold gets its own design (``_datasets.FoldDesign``:
+    Each outer training fold gets its own design (``_table1_design.FoldDesign``:
     median imputation, one-hot encoding with a reference level, standardisation,
     constant and duplicated columns dropped), fitted on that fold only and used
     by every method; the inner folds get theirs the same way. The grids, the
@@ -21,11 +21,11 @@ How
     targets. Warnings raised by the fits are caught and counted, never printed.
 
 Usage
-    python benchmarks/table1.py --quick                      # smoke test, < 1 min
-    python benchmarks/table1.py --datasets pima --repeats 1  # one dataset
-    python benchmarks/table1.py                              # everything (hours)
-    python benchmarks/table1.py --jobs 2 --output /tmp/t1    # 2 processes
-    python benchmarks/table1.py --inner-repeats 1            # half the selection cost
+    python -m benchmarks.table1 --quick                      # smoke test, < 1 min
+    python -m benchmarks.table1 --datasets pima --repeats 1  # one dataset
+    python -m benchmarks.table1                              # everything (hours)
+    python -m benchmarks.table1 --jobs 2 --name table1_2p    # 2 processes
+    python -m benchmarks.table1 --inner-repeats 1            # half the selection cost
 
 Writes ``table1.md``, ``table1.csv`` (one row per method and outer fold),
 ``table1_summary.csv``, ``table1_timing.csv`` and ``table1.png`` to ``--output``
@@ -51,15 +51,10 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _datasets import (
-    DATASETS,
-    DEFAULT_DATA_DIR,
-    FoldDesign,
-    categorical_columns,
-    load_xy,
-)
-from _table1_fits import (
+from ._common import UCI_DATASETS as DATASETS
+from ._common import Run, add_options, progress, stem
+from ._table1_design import FoldDesign, features_and_outcome
+from ._table1_fits import (
     RULES,
     Attempt,
     FitContext,
@@ -75,10 +70,7 @@ from _table1_fits import (
     fit_poly,
     select,
 )
-from _table1_fits import accuracy as accuracy_score
-
-BENCH_DIR = Path(__file__).resolve().parent
-RESULTS_DIR = BENCH_DIR / "results"
+from ._table1_fits import accuracy as accuracy_score
 
 # ------------------------------------------------------------------ protocol
 METHODS = (
@@ -105,8 +97,8 @@ DEFAULT_REPEATS = 10
 DEFAULT_ADULT_REPEATS = 1
 DEFAULT_FOLDS = 10
 # The inner selection (defaults measured by replaying rules on stored inner and
-# outer scores of every PLUME setting; benchmarks/table1_rules.py, table in
-# docs/benchmarks/table1_rules.md): 5 inner folds train on 80% of the outer
+# outer scores of every PLUME setting; the retired table1_rules.py, findings in
+# docs/benchmarks/learned.md): 5 inner folds train on 80% of the outer
 # fold, 3 on 67%, which on ionosphere (d = 33) favours too few hyperplanes; the
 # validation log-likelihood (a proper score, less noisy than 0/1 accuracy)
 # picks the setting; a polyhedron must beat the best K = 1 fit (logistic
@@ -142,8 +134,8 @@ FALLBACK_PLUME = {"gamma": 1.0, "alpha": 1e-3, "inside": 1}  # timing pass
 # gamma: 0.2 and 5 make the grid symmetric about 1 on a log scale. 0.2 was
 # added after ionosphere's 10-repeat run with (0.5, 1, 5) (91.45%) and a probe
 # of fixed settings on its outer folds pointed below 0.5 (the rule, replayed by
-# table1_rules.py --gammas 0.2 0.5 1 5, then gave 92.31%): a choice informed by
-# test folds, said so in docs/benchmarks/table1.md. On fresh outer folds
+# the retired table1_rules.py, then gave 92.31%): a choice informed by test
+# folds, said so in docs/benchmarks/learned.md. On fresh outer folds
 # (--seed 100) it still gains: 92.53% against 92.25% with (0.5, 1, 5).
 GRIDS = Grids(
     ks=(1, 2, 3, 4),
@@ -207,8 +199,7 @@ class FoldTask:
 @cache
 def dataset(name: str, data_dir: Path) -> tuple[Any, np.ndarray, list[str]]:
     """Features, outcome and categorical columns (read once per process)."""
-    features, y = load_xy(name, data_dir)
-    return features, y, categorical_columns(name, features)
+    return features_and_outcome(name, data_dir)
 
 
 def outer_split(
@@ -285,7 +276,7 @@ def fold_seed(task: FoldTask) -> int:
 def inner_seed(seed: int, repeat: int, fold: int, inner_repeat: int = 0) -> int:
     """Shuffle of the ``inner_repeat``-th inner cross-validation of outer fold
     ``fold`` of ``repeat`` (the first is also the seed of the fold's
-    subsamples); ``table1_rules.py`` replays the same splits."""
+    subsamples)."""
     return seed + 1000 * repeat + fold + INNER_REPEAT_SEED_STRIDE * inner_repeat
 
 
@@ -515,10 +506,6 @@ def format_duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
 
 
-def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 # ------------------------------------------------------------------ timing pass
 @dataclass
 class TimingRow:
@@ -651,12 +638,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         epilog="The protocol, grids and selection rule are written into table1.md.",
     )
     parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=DEFAULT_DATA_DIR,
-        help=f"folder with the UCI CSVs (default: {DEFAULT_DATA_DIR})",
-    )
-    parser.add_argument(
         "--datasets",
         nargs="+",
         choices=DATASETS,
@@ -768,33 +749,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0,
         help="seed of the splits, subsamples and k-means starts",
     )
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=1,
-        help="outer folds run in this many processes (default 1)",
-    )
-    parser.add_argument(
-        "--blas-threads",
-        type=int,
-        default=1,
-        help="BLAS threads per process (default 1)",
-    )
     parser.add_argument("--no-timing", action="store_true", help="skip the timing pass")
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="smoke test: heart and pima, 1 repeat, 3 folds, 2 inner "
-        "folds, reduced grids",
-    )
-    parser.add_argument(
-        "--output",
-        type=Path,
-        default=RESULTS_DIR,
-        help=f"folder for the outputs (default {RESULTS_DIR})",
-    )
-    parser.add_argument(
-        "--name", help="file name stem (default table1, or table1_quick)"
+    add_options(
+        parser,
+        quick="heart and pima, 1 repeat, 3 folds, 2 inner folds, reduced grids",
+        data=True,
+        jobs=True,
+        blas_threads=1,
     )
     args = parser.parse_args(argv)
     apply_defaults(args)
@@ -834,7 +795,7 @@ def apply_defaults(args: argparse.Namespace) -> None:
     if args.alphas:
         args.grids = replace(args.grids, alphas=tuple(args.alphas))
     args.timing_repeats = QUICK_TIMING_REPEATS if quick else TIMING_REPEATS
-    args.stem = args.name or ("table1_quick" if quick else "table1")
+    args.stem = stem(args, "table1")
 
 
 def make_config(args: argparse.Namespace) -> RunConfig:
@@ -857,16 +818,16 @@ def make_config(args: argparse.Namespace) -> RunConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import _table1_report as report
+    from . import _table1_report as report
 
     args = parse_args(argv)
+    run = Run.start("table1", argv)
     config = make_config(args)
     repeats = {
         name: args.adult_repeats if name == "adult" else args.repeats
         for name in args.datasets
     }
-    context = report.RunContext.at_start(args, config, repeats)
-    progress(f"plumestats: {context.package}; load average {context.load_start}")
+    context = report.RunContext(args, config, repeats, run)
     for name in args.datasets:
         dataset(name, args.data_dir)  # fail early if a file is missing
     tasks = make_tasks(args.datasets, repeats, config)

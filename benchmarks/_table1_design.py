@@ -1,9 +1,5 @@
-"""The five UCI datasets of the paper's Table 1, read by path, with their formulas
-and a fold-wise design (:class:`FoldDesign`) for cross-validation.
-
-Shared by the benchmark scripts. Never copy the data into the project: they are read
-from ``--data-dir`` (default ``../shared/data`` beside the project root).
-"""
+"""Table 1's designs, fitted fold by fold (:class:`FoldDesign`), and the
+UCI features they are fitted on (:func:`features_and_outcome`)."""
 
 from __future__ import annotations
 
@@ -13,68 +9,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-_OUTCOMES = {
-    "ionosphere": "good",
-    "heart": "disease",
-    "ilpd": "liver_patient",
-    "pima": "diabetes",
-    "adult": "high_income",
-}
-# columns a model cannot use: a02 is constant on ionosphere; adult's education_num
-# is an exact function of education
-_DROP = {"ionosphere": ["a02"], "adult": ["education_num"]}
-_CATEGORICAL = {
-    "heart": ["chest_pain_type", "rest_elec_card_graph", "peak_exercise_slope", "thal"],
-}
-
-DATASETS = tuple(_OUTCOMES)
+from ._common import categorical_columns, load_uci, uci_features
 
 
-def load(name: str, data_dir: Path = DEFAULT_DATA_DIR) -> tuple[pd.DataFrame, str]:
-    """The data frame and a formula for ``name`` (string columns one-hot via C())."""
-    path = Path(data_dir) / f"{name}.csv"
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path} not found: pass --data-dir pointing at the folder with the "
-            "UCI CSVs (../shared/data beside the project root)"
-        )
-    frame = pd.read_csv(path)
-    outcome = _OUTCOMES[name]
-    terms = []
-    for column in frame.columns:
-        if column == outcome or column in _DROP.get(name, []):
-            continue
-        categorical = column in _CATEGORICAL.get(
-            name, []
-        ) or not pd.api.types.is_numeric_dtype(frame[column])
-        terms.append(f"C({column})" if categorical else column)
-    return frame, f"{outcome} ~ " + " + ".join(terms)
-
-
-# ------------------------------------------------------------ fold-wise designs
-def load_xy(
-    name: str, data_dir: Path = DEFAULT_DATA_DIR
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """The raw feature columns (outcome and ``_DROP`` columns removed) and the
-    0/1 outcome of ``name``, for designs built fold by fold (:class:`FoldDesign`)."""
-    frame, _ = load(name, data_dir)
-    outcome = _OUTCOMES[name]
-    y = frame[outcome].to_numpy(dtype=float)
-    features = frame.drop(columns=[outcome, *_DROP.get(name, [])])
-    return features, y
-
-
-def categorical_columns(name: str, features: pd.DataFrame) -> list[str]:
-    """The columns to one-hot encode: strings and the category codes of
-    ``_CATEGORICAL``."""
-    coded = _CATEGORICAL.get(name, [])
-    return [
-        column
-        for column in features.columns
-        if column in coded or not pd.api.types.is_numeric_dtype(features[column])
-    ]
+def features_and_outcome(
+    name: str, data_dir: Path
+) -> tuple[pd.DataFrame, np.ndarray, list[str]]:
+    """The raw feature columns of UCI set ``name`` (outcome and dropped
+    columns removed), its 0/1 outcome and its categorical columns, for designs
+    built fold by fold."""
+    frame, _ = load_uci(name, data_dir)
+    features = uci_features(name, frame)
+    y = frame[frame.columns[-1]].to_numpy(dtype=float)
+    return features, y, categorical_columns(name, features)
 
 
 @dataclass(frozen=True)
