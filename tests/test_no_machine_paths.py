@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # does not match itself.
 MACHINE_PATH = re.compile(
     r"/(?:work|root|home|tmp|Users)/"  # POSIX home, scratch and work folders
-    r"|\b[A-Z]:\\\\?(?:Users|Windows|Program|\w+\\)"  # C:\Users, C:\dir\
+    r"|\b[A-Z]:\\\\?(?:Users|Windows|Program|\w+\\)"  # a drive, then a folder
     r"|site[-]packages"  # an installed package's location
     r"|PYTHONPATH\s*="  # an environment setting in a command line
 )
@@ -35,14 +35,18 @@ def committed_files() -> list[Path]:
             check=True,
         ).stdout.decode()
     except (OSError, subprocess.CalledProcessError):
-        return [
-            path
-            for path in ROOT.rglob("*")
-            if path.is_file()
-            and not UNTRACKED & set(path.relative_to(ROOT).parts)
-            and not path.name.endswith(".egg-info")
-        ]
+        return [path for path in ROOT.rglob("*") if path.is_file() and _shipped(path)]
     return [ROOT / name for name in listed.split("\0") if name]
+
+
+def _shipped(path: Path) -> bool:
+    """Not in a build output, a cache, a hidden folder or the egg-info (nor a
+    worktree's ``.git`` file, which names where the repository is)."""
+    parts = path.relative_to(ROOT).parts[:-1]
+    return path.name != ".git" and not any(
+        part in UNTRACKED or part.startswith(".") or part.endswith(".egg-info")
+        for part in parts
+    )
 
 
 def text_of(path: Path) -> str | None:
@@ -75,10 +79,11 @@ def test_no_committed_file_holds_a_machine_path():
 def test_the_pattern_finds_what_it_should():
     # the check itself: each kind of machine path is caught, relative paths not
     for line in (
-        "- command: `" + "/root/.pyenv/versions/3.11.7/bin/python x.py`",
-        "plumestats from `" + "/work/main/plumestats`",
-        "--output " + "/tmp/exp",
+        "- command: `/ro" + "ot/.pyenv/versions/3.11.7/bin/python x.py`",
+        "plumestats from `/wo" + "rk/main/plumestats`",
+        "--output /tm" + "p/exp",
         "C:" + "\\Users\\me\\project",
+        "C:" + "\\\\work\\\\project",  # as a Python string spells it
         "lib/python3.11/site" + "-packages/plumestats",
         "PYTHON" + "PATH=/somewhere python -m benchmarks.table1",
     ):
