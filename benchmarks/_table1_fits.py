@@ -16,13 +16,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import statsmodels.api as sm
+from scipy import stats
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 from statsmodels.tools.sm_exceptions import PerfectSeparationError
 
-from plumestats.hard import HardPolyhedralLogit
-from plumestats.model import PolyhedralMixtureLogit
-from plumestats.selection import within_n_se
+from plumestats.api import HardPolyhedralLogit, PolyhedralMixtureLogit
 
 # SPLA1's likelihood has kinks where two scores tie; near a maximum on one,
 # Newton steps can crawl for hundreds of iterations gaining ~1e-4 each (heart,
@@ -400,13 +399,27 @@ def best_of(means: dict[Setting, float], settings: list[Setting]) -> Setting:
     return min(tied, key=lambda s: s.tie_key())
 
 
+def within_n_se(
+    better: np.ndarray, other: np.ndarray, n_se: float, tolerance: float = 0.0
+) -> bool:
+    """Whether per-row scores ``better`` beat ``other`` by at most ``n_se``
+    standard errors of their paired difference (plus ``tolerance``); False when
+    a difference is not finite (a failed fit cannot be kept). The rule of
+    ``ps.select_k(criterion="cv")``, written out here: it is part of Table 1's
+    protocol."""
+    difference = better - other
+    if not np.all(np.isfinite(difference)):
+        return False
+    se = float(stats.sem(difference)) if difference.size > 1 else 0.0
+    return bool(np.mean(difference) <= n_se * se + tolerance)
+
+
 RULES = ("best", "one-se", "gate", "gate-mle")
 
 
 def choose(
     scores: dict[Setting, np.ndarray],
     rule: str = "one-se",
-    within: dict[Setting, np.ndarray] | None = None,
     n_se: float = 1.0,
 ) -> Setting:
     """The chosen setting from each setting's per-row validation scores (pooled
@@ -432,13 +445,7 @@ def choose(
     weak signal (ilpd) that shrinkage turns predictions to the majority class
     and costs accuracy.
     Settings without a K (SVM, CART) always use ``"best"``.
-
-    ``within`` (default: ``scores``) are the scores that choose among the
-    settings of the chosen K (penalty, gamma, inside class), so that K and the
-    rest can be chosen on different criteria (``table1_rules.py`` compares such
-    rules).
     """
-    within = scores if within is None else within
     means = {setting: float(np.mean(values)) for setting, values in scores.items()}
     best = best_of(means, list(scores))
     if not hasattr(best, "k"):
@@ -458,8 +465,7 @@ def choose(
                 size = 1
     elif rule not in RULES:
         raise ValueError(f"rule must be one of {', '.join(RULES)}, not {rule!r}")
-    within_means = {s: float(np.mean(v)) for s, v in within.items()}
-    chosen = best_of(within_means, [s for s in within if s.k == size])
+    chosen = best_of(means, [s for s in scores if s.k == size])
     if rule == "gate-mle" and chosen.k == 1:
         return replace(chosen, alpha=0.0)
     return chosen

@@ -1,51 +1,27 @@
 """The reports of ``table1.py``: summaries, Markdown, CSV files and the figure.
 
-Presentation only; the protocol lives in ``table1.py``. Published figures (the
-PLUME paper) and the tuned peers measured on this machine (``/work/shared/PEERS.md``)
-are constants here, with their sources.
+Presentation only; the protocol lives in ``table1.py`` (described by
+``_table1_protocol.py``), the published and peer figures it is compared with
+in ``_table1_reference.py``, the figure in ``_table1_figure.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from fit_speed import command_line, load_average, machine_info, package_info
 
-# PLUME paper, Table 1, as known to us: only these figures are (the best
-# polyhedral accuracy per dataset, with its method, and the paper's fastest PLUME
-# fit time, BFGS M-step, on other hardware).
-PAPER = {
-    "ionosphere": {"accuracy": 90.78, "method": "SPLA1", "seconds": 0.027},
-    "heart": {"accuracy": 84.07, "method": "PLUME Newton", "seconds": 0.02},
-    "ilpd": {"accuracy": 72.45, "method": "PLUME GA", "seconds": 0.040},
-    "pima": {"accuracy": 77.95, "method": "PLUME GA", "seconds": 0.053},
-    "adult": {"accuracy": 82.89, "method": "SPLA1 Newton", "seconds": 0.402},
-}
-# Tuned peers, accuracy %, from /work/shared/PEERS.md (measured 2026-11-22 on this
-# kind of machine; repeated stratified 10-fold CV, nested tuning; 10 repeats on the
-# small sets, 2 on adult for the scikit-learn rows, CPM 3 and 1).
-PEERS_SOURCE = "/work/shared/PEERS.md (measured 2026-11-22)"
-PEER_COLUMNS = ("CPM tuned", "RBF SVM tuned", "CART tuned", "logistic K=1", "majority")
-PEERS = {
-    "ionosphere": (93.16, 94.07, 88.35, 88.26, 64.10),
-    "heart": (83.58, 84.07, 78.30, 83.22, 55.56),
-    "ilpd": (70.72, 71.01, 69.40, 72.14, 71.36),
-    "pima": (76.64, 77.04, 73.81, 77.57, 65.10),
-    "adult": (84.51, 83.60, 85.20, 84.83, 75.11),
-}
-PEER_NOTES = (
-    "ionosphere CPM: K >= 4, class 1 inside; heart logistic: 84.11 with one-hot "
-    "codes (83.22 as listed first); adult SVM: 5k-row subsample"
-)
+from ._common import Run, blas_info
+from ._table1_figure import plot
+from ._table1_protocol import protocol_lines
+from ._table1_reference import PAPER, PEER_COLUMNS, PEER_NOTES, PEERS, PEERS_SOURCE
+
 POLYHEDRAL = ("plume-newton", "plume-gradient", "plume-bfgs", "spla1")
 PLUME_METHODS = ("plume-newton", "plume-gradient", "plume-bfgs")
 IONOSPHERE_TARGET = 92.0
@@ -74,44 +50,19 @@ class RunContext:
     args: argparse.Namespace
     config: Any
     repeats: dict[str, int]
-    command: str
-    package: str
-    load_start: str
-    started: datetime
-    machine: list[str] = field(default_factory=list)
-    load_end: str = ""
+    run: Run
+    blas: str = ""
     seconds: float = 0.0
-
-    @classmethod
-    def at_start(
-        cls, args: argparse.Namespace, config: Any, repeats: dict[str, int]
-    ) -> RunContext:
-        """Record the command, the git state and the load before the run."""
-        return cls(
-            args,
-            config,
-            repeats,
-            command_line(),
-            package_info(),
-            load_average(),
-            datetime.now(timezone.utc).astimezone(),
-        )
+    header: list[str] = field(default_factory=list)
 
     def record_machine(self) -> None:
-        """Machine, versions and BLAS threads (call inside the BLAS limit)."""
-        import matplotlib
-        import sklearn
-
-        self.machine = [
-            *machine_info(),
-            f"scikit-learn {sklearn.__version__}, matplotlib {matplotlib.__version__}",
-        ]
+        """The BLAS threads (call inside the BLAS limit)."""
+        self.blas = blas_info()
 
     def finish(self) -> None:
-        """Record the run time and the load at the end."""
-        now = datetime.now(timezone.utc).astimezone()
-        self.seconds = (now - self.started).total_seconds()
-        self.load_end = load_average()
+        """Record the provenance at the end: run time, load, versions."""
+        self.seconds = 60 * self.run.minutes
+        self.header = self.run.header("sklearn", "matplotlib", blas=self.blas)
 
 
 # ------------------------------------------------------------------ summaries
@@ -486,149 +437,20 @@ def timing_table(frame: pd.DataFrame) -> str:
     return markdown(header, rows)
 
 
-# ------------------------------------------------------------------ prose
-def grid_lines(grids: Any) -> list[str]:
-    return [
-        f"  - PLUME: K in {grids.ks} x gamma in {grids.gammas} x alpha in "
-        f"{grids.alphas} x inside in {grids.insides}; K = 1 (logistic regression: "
-        "gamma and inside irrelevant) fitted once per alpha",
-        f"  - SPLA1: K in {grids.ks} x alpha in {grids.alphas} x inside in "
-        f"{grids.insides}; K = 1 once per alpha",
-        f"  - RBF SVM: C in {grids.svm_cs} x gamma in {grids.svm_gammas} "
-        "(features standardised)",
-        f"  - CART: max_depth in {grids.cart_depths} x min_samples_leaf in "
-        f"{grids.cart_leaves}",
-    ]
-
-
-def protocol_lines(context: RunContext) -> list[str]:
-    args, config = context.args, context.config
-    repeats = ", ".join(f"{name} {n}" for name, n in context.repeats.items())
-    warm = (
-        "each alpha's fit starts from the previous (larger) alpha's estimate at "
-        "the same K/gamma/inside (`--warm-start`)"
-        if config.warm_start
-        else "every fit starts from PLUME's default k-means start"
-    )
-    return [
-        f"- **Outer loop**: repeated stratified {config.folds}-fold cross-validation; "
-        f"repeats: {repeats} (adult has 30162 rows: `--adult-repeats`, default 1). "
-        f"Splits shuffled with seed {config.seed} + repeat.",
-        "- **Design, fitted on each training fold only** (outer and inner alike, one "
-        "function for every method, `_datasets.FoldDesign`): median imputation of "
-        "numeric columns, standardisation with the training mean and sd; one-hot "
-        "encoding of string columns and heart's four code columns with the most "
-        "frequent training level as reference (dropped, so that Logit has full "
-        "rank), unseen test levels -> all zeros; then columns constant on the "
-        "training rows (ionosphere's a02, rare adult categories) and exact "
-        "duplicates are dropped; adult's education_num (a function of education) "
-        'is never used. Pima\'s zeros ("not measured") are kept as values, as in '
-        "the UCI file. Models with intercepts get a constant column added.",
-        f"- **Inner selection** on each outer training fold: stratified "
-        f"{config.inner_folds}-fold CV"
-        + (
-            f" repeated {config.inner_repeats} times with different shuffles "
-            "(each row's validation scores averaged over the repeats, so rows "
-            "stay the units of the standard errors below)"
-            if config.inner_repeats > 1
-            else ""
-        )
-        + f", criterion `{config.select}` for PLUME and "
-        "SPLA1 (mean over inner folds of the validation accuracy, or minus the "
-        "log-loss of P(y=1)); SVM and CART are always selected on accuracy (the SVM "
-        "has no probabilities, pure CART leaves an infinite log-loss). "
-        + (
-            "Rule `one-se` (Breiman's one-standard-error rule on the model size "
-            "of PLUME and SPLA1): the smallest K whose best setting is within one "
-            "standard error of the overall best, the standard error being that of "
-            "the paired per-row difference of the validation scores pooled over "
-            "the inner folds; then that K's best (alpha, gamma, inside). SVM and "
-            "CART take their best setting. "
-            if config.rule == "one-se"
-            else (
-                f"Rule `{config.rule}` (PLUME and SPLA1): the best mean score, "
-                "unless the best setting is a polyhedron (K >= 2) that beats the "
-                "best K = 1 setting (logistic regression) by no more than one "
-                "standard error of the paired per-row difference of the "
-                "validation scores pooled over the inner folds; then "
-                + (
-                    "K = 1's best alpha. "
-                    if config.rule == "gate"
-                    else "K = 1 fitted without penalty (alpha = 0: logistic "
-                    "regression's maximum-likelihood fit, as `Logit`; the "
-                    "penalised K = 1 settings are only the polyhedra's "
-                    "yardstick, because the validation log-likelihood picks the "
-                    "penalty that shrinks P(y=1|x) towards the base rate, which "
-                    "on a weak signal costs accuracy). "
-                )
-                + "SVM and CART take their best setting. "
-            )
-            if config.rule in ("gate", "gate-mle")
-            else "Rule `best`: the best mean score. "
-        )
-        + "Simplest first (and ties within 1e-12): smaller K, then larger alpha, "
-        "smaller gamma, class 1 inside; SVM smaller C then gamma; CART shallower, "
-        f"then larger leaves. Warm starts: {warm}.",
-        "- **Grids** (module constants of `table1.py`):",
-        *grid_lines(config.grids),
-        "- **PLUME's three M-steps share one selection per outer fold, made with "
-        "the Newton M-step**: the M-step changes the algorithm's path, not the "
-        "estimator it targets (at K >= 2 the paths can end at different local "
-        "maxima, which is why the variants' accuracies differ). Each variant is "
-        "then refitted at the chosen setting "
-        "on the whole outer training fold with its own M-step and scored on the "
-        "outer test fold. SPLA1 is fitted with the Newton M-step. Fits: "
-        f"`fit(alpha=..., mstep=..., n_init={config.n_init}, "
-        f"random_state={config.seed})` (at K >= 2 the best of {config.n_init} "
-        "k-means starts, in the selection and the final fits alike: the main "
-        "table's fit times include every start), default tolerances, arrays (no "
-        "formulas); prediction P(y=1|x) > 0.5.",
-        "- **Logit**: statsmodels `Logit` on the same design with a constant, "
-        "K = 1, unpenalised, defaults (Newton, at most 35 iterations), no tuning.",
-        f"- **Large training folds** (adult only): the inner selection of every "
-        f"tuned method runs on a stratified subsample of {config.inner_max_rows} "
-        "rows of the training fold (`--inner-max-rows`); the final fits use the "
-        f"whole training fold, except the SVM, trained on a stratified "
-        f"{config.svm_max_rows}-row subsample (`--svm-max-rows`, as in our peer "
-        "figures).",
-        "- **Fit time**: wall time (`perf_counter`) of `.fit()` of the final fit "
-        "at the chosen setting (model construction excluded), median over outer "
-        "folds; ratio: to Logit's median on the same dataset.",
-        "- **Accuracy**: mean over folds within a repeat, then mean ± sd over "
-        "repeats; with one repeat, the sd over folds (marked). Warnings raised by "
-        "the fits are caught and counted (final fits in the main table, inner "
-        "fits below), never printed.",
-        "- **Timing pass**: on each dataset's first outer training fold, PLUME at "
-        "K = 2 with plume-newton's most frequently chosen (gamma, alpha, inside) "
-        "among its K > 1 selections (fallback gamma=1, alpha=1e-3, inside=1) with "
-        "each M-step, SPLA1 at K = 2 (its own modal alpha/inside, same fallback), "
-        "those of them in `--methods`, "
-        f"and Logit, each from one start (`n_init=1`): one untimed warm-up "
-        f"each, then {args.timing_repeats} "
-        "interleaved timed fits (order reversed every other repeat).",
-    ]
-
-
 def header_lines(context: RunContext) -> list[str]:
     args = context.args
     return [
         "# PLUME paper, Table 1: nested cross-validation"
         + (" (QUICK smoke run: reduced grids and folds)" if args.quick else ""),
         "",
-        f"- date: {context.started.isoformat(timespec='seconds')}",
-        f"- command: `{context.command}` (cwd `{Path.cwd()}`)",
-        f"- {context.package} (at start)",
-        *(f"- {line}" for line in context.machine),
+        *context.header,
         f"- BLAS threads per process: {args.blas_threads}; processes (`--jobs`): "
         f"{args.jobs}"
         + (
             " (fit times measured while the processes competed)"
             if args.jobs > 1
             else ""
-        )
-        + f"; node: {platform.node() or 'unknown'}",
-        f"- load average (1/5/15 min) at start {context.load_start}, at end "
-        f"{context.load_end}",
+        ),
         f"- total run time: {context.seconds / 60:.1f} min ({context.seconds:.0f} s)",
     ]
 
@@ -679,81 +501,6 @@ def results_text(
         "",
     ]
     return "\n".join(sections)
-
-
-# ------------------------------------------------------------------ figure
-PLOTTED_PEERS = PEER_COLUMNS[:4]  # the majority-class rate would squash the axis
-
-
-def plot(summary: pd.DataFrame, path: Path) -> None:
-    """Accuracy against median fit time, one panel per dataset; the paper's best
-    polyhedral accuracy as a dashed line, the tuned peers as grey markers in the
-    right margin (they have no fit time on this axis)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    datasets = list(dict.fromkeys(summary["dataset"]))
-    methods = list(dict.fromkeys(summary["method"]))
-    colours = dict(zip(methods, plt.cm.tab10.colors, strict=False))
-    fig, axes = plt.subplots(
-        1, len(datasets), figsize=(4.4 * len(datasets), 4.2), squeeze=False
-    )
-    for ax, name in zip(axes[0], datasets, strict=True):
-        for row in summary[summary["dataset"] == name].itertuples():
-            ax.errorbar(
-                row.median_fit_seconds,
-                row.accuracy_mean,
-                yerr=row.accuracy_std,
-                fmt="o",
-                color=colours[row.method],
-                label=row.method,
-                capsize=3,
-            )
-        ax.axhline(
-            PAPER[name]["accuracy"],
-            color="black",
-            linestyle="--",
-            linewidth=1,
-            label="paper best polyhedral",
-        )
-        plot_peers(ax, name)
-        ax.set_xscale("log")
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.set_title(name)
-        ax.set_xlabel("median fit time, s (log)")
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("accuracy % (mean ± sd)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(
-        handles, labels, loc="lower center", ncol=min(6, len(labels)), fontsize=8
-    )
-    fig.tight_layout(rect=(0, 0.16, 0.98, 1), w_pad=2.5)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def plot_peers(ax: Any, name: str) -> None:
-    """The tuned peers as markers just right of the panel, inside its y-range."""
-    from matplotlib.transforms import blended_transform_factory
-
-    edge = blended_transform_factory(ax.transAxes, ax.transData)
-    values = dict(zip(PEER_COLUMNS, PEERS[name], strict=True))
-    for column, marker in zip(PLOTTED_PEERS, "sDv^", strict=True):
-        ax.scatter(
-            1.03,
-            values[column],
-            marker=marker,
-            color="grey",
-            transform=edge,
-            label=f"peer: {column}",
-            zorder=3,
-            clip_on=False,
-        )
-    low, high = ax.get_ylim()
-    shown = [values[c] for c in PLOTTED_PEERS]
-    ax.set_ylim(min(low, min(shown) - 0.5), max(high, max(shown) + 0.5))
 
 
 # ------------------------------------------------------------------ outputs
@@ -811,27 +558,3 @@ def write_files(
     plot(summary, paths["png"])
     paths["md"].write_text(text, encoding="utf-8")
     return paths
-
-
-# Columns of the fold records that hold text, empty when there is nothing to say
-# (read back as "", not NaN, so that the summaries count them as they were).
-TEXT_COLUMNS = ("warnings", "select_warnings", "error", "setting", "select_slowest")
-
-
-def read_run(folder: Path, stem: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """The fold records, the timing rows and the Markdown report of a run
-    written by :func:`write_outputs` (timing empty if the pass did not run)."""
-    records = pd.read_csv(folder / f"{stem}.csv", keep_default_na=False, na_values=[""])
-    for column in TEXT_COLUMNS:
-        if column in records:
-            records[column] = records[column].fillna("").astype(str)
-    timing_path = folder / f"{stem}_timing.csv"
-    timing = (
-        pd.read_csv(timing_path, keep_default_na=False, na_values=[""])
-        if timing_path.is_file()
-        else pd.DataFrame()
-    )
-    if not timing.empty:
-        timing["warnings"] = timing["warnings"].fillna("").astype(str)
-    text = (folder / f"{stem}.md").read_text(encoding="utf-8")
-    return records, timing, text

@@ -23,44 +23,39 @@ How
     machine shows less of it.
 
 Usage
-    python benchmarks/bootstrap_parallel.py                  # 200 replicates
-    python benchmarks/bootstrap_parallel.py --jobs 1 2 -1    # also all cores
-    python benchmarks/bootstrap_parallel.py --quick          # smoke test
+    python -m benchmarks.bootstrap_parallel                  # 200 replicates
+    python -m benchmarks.bootstrap_parallel --jobs 1 2 -1    # also all cores
+    python -m benchmarks.bootstrap_parallel --quick          # smoke test
 
 Needs the ``parallel`` extra (joblib). The Markdown table is printed and
-written to ``benchmarks/results/bootstrap_parallel.md`` (``--quick`` writes
-``bootstrap_parallel_quick.md``, so it never overwrites a full run).
+written to ``bootstrap_parallel.md`` in ``--output`` (default
+``benchmarks/results``; ``--quick`` writes ``bootstrap_parallel_quick.md``, so
+it never overwrites a full run).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
-import platform
-import shlex
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from pathlib import Path
 
 import joblib
 import numpy as np
 
-import plumestats
 import plumestats.api as ps
-from plumestats._parallel import effective_n_jobs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _datasets import load as load_benchmark_data
-
-BENCH_DIR = Path(__file__).resolve().parent
-PROJECT_ROOT = BENCH_DIR.parent
-DEFAULT_DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
-RESULTS_DIR = BENCH_DIR / "results"
+from ._common import (
+    Run,
+    add_options,
+    blas_info,
+    blas_limit,
+    load_uci,
+    progress,
+    stem,
+    write_report,
+)
 
 
 @dataclass
@@ -81,7 +76,7 @@ class Setting:
 def make_fit(args: argparse.Namespace):
     """The fit to bootstrap, and a one-line description of it."""
     if args.dataset == "pima":
-        data, formula = load_benchmark_data("pima", args.data_dir)
+        data, formula = load_uci("pima", args.data_dir)
         res = ps.plume(formula, data, k=2).fit()
         return res, f"pima, `{formula}`, K = 2, gamma = 1 ({len(data)} rows)"
     nobs = 600 if args.quick else 4000
@@ -101,7 +96,7 @@ def timed(res, n_boot: int, n_jobs: int):
     return time.perf_counter() - start, boot.params.to_numpy()
 
 
-def run(args: argparse.Namespace) -> tuple[list[Setting], str]:
+def measure(args: argparse.Namespace) -> tuple[list[Setting], str]:
     res, described = make_fit(args)
     progress(f"fit: {described}")
     settings = [Setting(n) for n in args.jobs]
@@ -136,7 +131,7 @@ def table(settings: list[Setting]) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for s in settings:
-        workers = effective_n_jobs(s.n_jobs)
+        workers = joblib.effective_n_jobs(s.n_jobs)  # the rule n_jobs follows
         first = "-" if s.first_call is None else f"{s.first_call:.2f}"
         # the two calls of one repeat ran back to back, under the same load
         paired = statistics.median(
@@ -151,81 +146,12 @@ def table(settings: list[Setting]) -> str:
     return "\n".join(lines)
 
 
-# ------------------------------------------------------------------ provenance
-def package_info() -> str:
-    """plumestats' version and the git state of its checkout (no paths)."""
-    location = Path(plumestats.__file__).resolve().parent
-    git = ["git", "-C", str(location.parent)]
-    try:
-        commit = subprocess.run(
-            [*git, "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        changed = subprocess.run(
-            [*git, "status", "--porcelain", "--", location.name],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return f"plumestats {plumestats.__version__} (not a git checkout)"
-    state = "uncommitted changes" if changed.strip() else "clean"
-    return f"plumestats {plumestats.__version__}, git {commit} ({state})"
-
-
-def command() -> str:
-    """The command as run from the project root, without interpreter paths."""
-    script = Path(__file__).resolve().relative_to(PROJECT_ROOT)
-    return shlex.join(["python", str(script), *sys.argv[1:]])
-
-
-def machine() -> list[str]:
-    lines = [
-        f"platform: {platform.platform()}; os.cpu_count(): {os.cpu_count()}, "
-        f"joblib.cpu_count(): {joblib.cpu_count()}",
-        f"python {platform.python_version()}, numpy {np.__version__}, "
-        f"joblib {joblib.__version__}",
-    ]
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return [*lines, "BLAS: unknown (no threadpoolctl)"]
-    pools = [p for p in threadpool_info() if p.get("user_api") == "blas"]
-    blas = ", ".join(
-        f"{p.get('internal_api')} {p.get('version')} (threads: {p.get('num_threads')})"
-        for p in pools
-    )
-    return [*lines, f"BLAS in this process: {blas}" if blas else "BLAS: unknown"]
-
-
-def load_average() -> str:
-    try:
-        return "/".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
-def blas_limit(threads: int | None) -> contextlib.AbstractContextManager:
-    """Context limiting this process's BLAS thread pools, or doing nothing."""
-    if threads is None:
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=threads, user_api="blas")
-
-
-def report(args, settings, described: str, loads, began, blas: str) -> str:
+def report(args, settings, described: str, run: Run, blas: str) -> str:
     lines = [
         "# Parallel bootstrap: `bootstrap(n_jobs=n)` against `n_jobs=1`",
         "",
-        f"- date: {began.isoformat(timespec='seconds')}",
-        f"- command: `{command()}`",
-        f"- {package_info()} (at start)",
-        *(f"- {line}" for line in machine()[:-1]),
-        f"- {blas} (n_jobs=1 runs here)",
-        f"- load average (1/5/15 min) at start {loads[0]}, at end {loads[1]}",
+        *run.header("joblib", blas=f"{blas} (n_jobs=1 runs here)"),
+        f"- joblib.cpu_count(): {joblib.cpu_count()}",
         f"- fit: {described}",
         f"- {args.n_boot} replicates per call, `random_state=0`; {args.repeats} "
         "timed calls per setting, interleaved, after the first call of each "
@@ -240,10 +166,6 @@ def report(args, settings, described: str, loads, began, blas: str) -> str:
     return "\n".join(lines)
 
 
-def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -252,31 +174,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="simulated",
         help="the fit to bootstrap (default: a simulated polyhedron, K = 3)",
     )
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=DEFAULT_DATA_DIR,
-        help="folder with pima.csv (default: ../shared/data beside the project)",
-    )
     parser.add_argument("--n-boot", type=int, default=None, help="default 200")
     parser.add_argument("--repeats", type=int, default=None, help="default 5")
     parser.add_argument(
         "--jobs", type=int, nargs="+", default=[1, 2], help="n_jobs values (1, 2)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the data")
-    parser.add_argument(
-        "--blas-threads",
-        type=int,
-        default=None,
-        help="limit this process's BLAS threads, i.e. n_jobs=1's (needs "
-        "threadpoolctl); default: BLAS's own choice",
+    add_options(
+        parser, quick="600 rows, 8 replicates, one repeat", data=True, blas_threads=None
     )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="smoke test: 600 rows, 8 replicates, one repeat",
-    )
-    parser.add_argument("--output", type=Path, default=None, help="the Markdown")
     args = parser.parse_args(argv)
     if args.n_boot is None:
         args.n_boot = 8 if args.quick else 200
@@ -288,26 +194,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.jobs = [1, *dict.fromkeys(j for j in args.jobs if j != 1)]
     if 0 in args.jobs:
         parser.error("--jobs: n_jobs=0 runs nothing")
-    if args.output is None:
-        name = "bootstrap_parallel_quick.md" if args.quick else "bootstrap_parallel.md"
-        args.output = RESULTS_DIR / name
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    began = datetime.now(timezone.utc)
-    load_at_start = load_average()
-    progress(f"{package_info()}; load average {load_at_start}")
+    run = Run.start("bootstrap_parallel", argv)
     with blas_limit(args.blas_threads):
-        settings, described = run(args)
-        blas = machine()[-1]  # inside the limit: the threads n_jobs=1 used
-    loads = (load_at_start, load_average())
-    text = report(args, settings, described, loads, began, blas)
+        settings, described = measure(args)
+        blas = blas_info()  # inside the limit: the threads n_jobs=1 used
+    text = report(args, settings, described, run, blas)
     print(text)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text, encoding="utf-8")
-    progress(f"written to {args.output}")
+    write_report(args.output / f"{stem(args, 'bootstrap_parallel')}.md", text)
     return 0
 
 

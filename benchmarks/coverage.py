@@ -21,14 +21,15 @@ How
     parameters (the study is about the standard errors at the right maximum, not
     about finding it), then its experts are aligned to the truth by the
     Hungarian algorithm on the mean squared score difference (label switching;
-    ``plumestats._bootstrap.align_experts``). Replicates with a fit warning
-    (no convergence, separation, singular information) are counted as failed and
-    left out of the coverage. BLAS is limited to one thread (threadpoolctl).
+    :func:`align_experts`, the rule ``results.bootstrap`` aligns by).
+    Replicates with a fit warning (no convergence, separation, singular
+    information) are counted as failed and left out of the coverage. BLAS is
+    limited to one thread (threadpoolctl).
 
 Usage
-    nice -n 19 python benchmarks/coverage.py                # full grid
-    python benchmarks/coverage.py --quick                   # smoke test, seconds
-    python benchmarks/coverage.py --cells 2,1,2,10000 --reps 100
+    nice -n 19 python -m benchmarks.coverage                # full grid
+    python -m benchmarks.coverage --quick                   # smoke test, seconds
+    python -m benchmarks.coverage --cells 2,1,2,10000 --reps 100
 
 Writes ``coverage.md``, ``coverage.csv`` (one row per cell and parameter) and
 ``coverage.png`` into ``--output`` (default ``benchmarks/results``), rewritten
@@ -39,8 +40,6 @@ writes ``coverage_quick.*``.
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 import warnings
 import zlib
 from dataclasses import dataclass
@@ -48,20 +47,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import linear_sum_assignment
 from statsmodels.tools.sm_exceptions import (
     ConvergenceWarning,
     HessianInversionWarning,
     PerfectSeparationWarning,
 )
 
-from plumestats import PolyhedralMixtureLogit
-from plumestats._bootstrap import align_experts
-from plumestats.datasets import simulate_plume
+from plumestats.api import PolyhedralMixtureLogit, simulate_plume
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fit_speed import blas_limit, command_line, machine_info, package_info
+from ._common import Run, add_options, blas_info, blas_limit, progress, stem
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 Z95 = 1.959963984540054
 HEADLINE = (2, 1.0, 2, 10000, "base")
 SHARPNESS = {"base": 2.0, "sharp": 25.0}
@@ -99,6 +95,18 @@ def true_hyperplanes(k: int, d: int, sharpness: float) -> np.ndarray:
         normals[:, 2:] = 0.5 * np.random.default_rng(7).standard_normal((k, d - 2))
     normals /= np.linalg.norm(normals, axis=1, keepdims=True)
     return sharpness * np.column_stack([np.full(k, OFFSET), -normals])
+
+
+def align_experts(
+    reference: np.ndarray, candidate: np.ndarray, gram: np.ndarray
+) -> np.ndarray:
+    """The permutation of ``candidate``'s hyperplanes (rows) that best matches
+    ``reference``'s: the Hungarian algorithm on the mean squared difference of
+    their scores on the data, ``(w_i - v_j)' G (w_i - v_j)`` with ``G = X'X / N``
+    (units-free, unlike raw coefficients). ``candidate[perm]`` is aligned."""
+    diff = reference[:, None, :] - candidate[None, :, :]
+    cost = np.einsum("ijp,pq,ijq->ij", diff, gram, diff)
+    return linear_sum_assignment(cost)[1]
 
 
 def one_replicate(cell: Cell, truth: np.ndarray, seed: int):
@@ -211,8 +219,8 @@ def _fmt_table(frame: pd.DataFrame, floats: str = "{:.3f}") -> list[str]:
     return lines
 
 
-def write_report(table: pd.DataFrame, args, stem: Path, seconds: float) -> None:
-    table.to_csv(stem.with_suffix(".csv"), index=False)
+def write_report(table: pd.DataFrame, args, path: Path, header: list[str]) -> None:
+    table.to_csv(path.with_suffix(".csv"), index=False)
     summary = cell_summary(table)
     reps = sorted(set(summary["reps"]))
     lines = [
@@ -270,14 +278,12 @@ def write_report(table: pd.DataFrame, args, stem: Path, seconds: float) -> None:
         "",
         "## How it was run",
         "",
-        f"- command: `{command_line()}`",
-        f"- {package_info()}",
-        *[f"- {line}" for line in machine_info()],
-        f"- wall time so far: {seconds:.0f} s, one process, BLAS limited to one thread",
+        *header,
+        "- one process, BLAS limited to one thread",
         "",
     ]
-    stem.with_suffix(".md").write_text("\n".join(lines))
-    plot(summary, stem.with_suffix(".png"))
+    path.with_suffix(".md").write_text("\n".join(lines))
+    plot(summary, path.with_suffix(".png"))
 
 
 def plot(summary: pd.DataFrame, path: Path) -> None:
@@ -355,10 +361,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         nargs="+",
         help="cells as K,gamma,d,N[,variant], e.g. 2,1,2,10000 3,5,5,500,base",
     )
-    parser.add_argument("--quick", action="store_true", help="one small cell")
-    parser.add_argument("--jobs", type=int, default=1, help="processes (only 1)")
     parser.add_argument("--seed", type=int, default=20240, help="first seed")
-    parser.add_argument("--output", type=Path, default=RESULTS_DIR)
+    add_options(parser, quick="one small cell, 5 replicates", jobs=True)
     args = parser.parse_args(argv)
     if args.jobs != 1:
         parser.error("--jobs: only one process is supported (a shared machine)")
@@ -369,16 +373,18 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    run = Run.start("coverage", argv)
     args.output.mkdir(parents=True, exist_ok=True)
-    stem = args.output / ("coverage_quick" if args.quick else "coverage")
-    start = time.perf_counter()
+    path = args.output / stem(args, "coverage")
     tables = []
     with blas_limit(1):
+        blas = blas_info()
         for cell in build_cells(args):
             tables.append(run_cell(cell, args.seed))
-            elapsed = time.perf_counter() - start
-            print(f"{cell.label}: done ({elapsed:.0f} s)", file=sys.stderr, flush=True)
-            write_report(pd.concat(tables, ignore_index=True), args, stem, elapsed)
+            progress(f"{cell.label}: done ({60 * run.minutes:.0f} s)")
+            # rewritten after every cell: an interrupted run keeps what it did
+            header = run.header(blas=blas)
+            write_report(pd.concat(tables, ignore_index=True), args, path, header)
     return 0
 
 

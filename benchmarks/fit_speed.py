@@ -22,58 +22,52 @@ How
     the machine (and multithreaded BLAS competing with it) changes the timings.
 
 Usage
-    python benchmarks/fit_speed.py                    # both datasets, 7 repeats
-    python benchmarks/fit_speed.py --quick            # smoke test: pima, 2 repeats
-    python benchmarks/fit_speed.py --blas-threads 1   # on a busy machine
+    python -m benchmarks.fit_speed                    # both datasets, 7 repeats
+    python -m benchmarks.fit_speed --quick            # smoke test: pima, 2 repeats
+    python -m benchmarks.fit_speed --blas-threads 1   # on a busy machine
 
-The Markdown table is printed and written, with the date, machine information
-and the exact command, to ``benchmarks/results/fit_speed.md`` (the ``--quick``
-run writes ``fit_speed_quick.md`` instead, so it never overwrites a full run).
+The Markdown table is printed and written, with the provenance of the run, to
+``fit_speed.md`` in ``--output`` (default ``benchmarks/results``; the
+``--quick`` run writes ``fit_speed_quick.md``, so it never overwrites a full
+run).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
-import os
-import platform
-import shlex
 import statistics
-import subprocess
 import sys
 import time
 import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-import scipy
-import statsmodels
 import statsmodels.api as sm
 
-import plumestats
-from plumestats.model import PolyhedralMixtureLogit
+import plumestats.api as ps
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _datasets import load as load_benchmark_data
+from ._common import (
+    Run,
+    add_options,
+    blas_limit,
+    load_uci,
+    progress,
+    stem,
+    write_report,
+)
 
-BENCH_DIR = Path(__file__).resolve().parent
-PROJECT_ROOT = BENCH_DIR.parent
-DEFAULT_DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
-RESULTS_DIR = BENCH_DIR / "results"
 DEFAULT_REPEATS = 7
 QUICK_REPEATS = 2
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """One benchmark dataset: its name in ``_datasets`` and the paper's time."""
+    """One benchmark dataset: its UCI name and the paper's time."""
 
     name: str
     paper_seconds: float | None = None
@@ -140,12 +134,9 @@ class DatasetResult:
 
 # ----------------------------------------------------------------- data & models
 def load_dataset(spec: DatasetSpec, data_dir: Path) -> tuple[pd.DataFrame, str, list]:
-    """Read the CSV by path (``_datasets``) and check the dropped columns are
-    really redundant."""
-    try:
-        data, formula = load_benchmark_data(spec.name, data_dir)
-    except FileNotFoundError as exc:
-        raise SystemExit(str(exc)) from exc
+    """The data and formula (``plumestats.datasets``), the dropped columns
+    checked to be really redundant."""
+    data, formula = load_uci(spec.name, data_dir)
     notes = []
     for column, key in REDUNDANT.get(spec.name, {}).items():
         _check_function_of(data, column, key)
@@ -159,9 +150,9 @@ def _check_function_of(data: pd.DataFrame, column: str, key: str) -> None:
         raise ValueError(f"{column} is not an exact function of {key}")
 
 
-def build_model(formula: str, data: pd.DataFrame) -> PolyhedralMixtureLogit:
+def build_model(formula: str, data: pd.DataFrame) -> ps.PolyhedralMixtureLogit:
     """PLUME K=2, gamma=1 through the formula (patsy builds the design once)."""
-    return PolyhedralMixtureLogit.from_formula(formula, data, k=2, gamma=1.0)
+    return ps.plume(formula, data, k=2, gamma=1.0)
 
 
 # ---------------------------------------------------------------------- timing
@@ -179,10 +170,11 @@ def timed_fit(fit: Callable[[], Any]) -> tuple[float, Any, list[str]]:
 def plume_info(res: Any) -> dict[str, Any]:
     retvals = res.mle_retvals
     return {
-        "iterations": retvals["iterations"],
-        "em": retvals["n_em_steps"],
-        "newton": retvals["n_newton_steps"],
-        "converged": bool(retvals["converged"]),
+        "iterations": res.n_iter,
+        # the split into EM and Newton steps, where the fit reports it
+        "em": retvals.get("n_em_steps", "?"),
+        "newton": retvals.get("n_newton_steps", "?"),
+        "converged": bool(res.converged),
         "llf": float(res.llf),
         "message": retvals["message"],
     }
@@ -235,10 +227,6 @@ def benchmark_dataset(
     return DatasetResult(
         spec, nobs, n_columns, build_seconds, plume.times, logit_est.times, data_notes
     )
-
-
-def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------- reporting
@@ -314,124 +302,13 @@ def build_times(results: list[DatasetResult]) -> str:
     return "Model construction (formula + design, timed once): " + ", ".join(parts)
 
 
-def machine_info() -> list[str]:
-    info = [
-        f"platform: {platform.platform()} ({platform.machine()})",
-        f"processor: {platform.processor() or 'unknown'}; "
-        f"os.cpu_count(): {os.cpu_count()}",
-        f"python {platform.python_version()}, numpy {np.__version__}, "
-        f"scipy {scipy.__version__}, statsmodels {statsmodels.__version__}, "
-        f"pandas {pd.__version__}",
-    ]
-    blas = blas_info()
-    if blas:
-        info.append(f"BLAS: {blas}")
-    return info
-
-
-def package_info() -> str:
-    """Where plumestats was imported from, and the git state of that checkout."""
-    location = Path(plumestats.__file__).resolve().parent
-    text = f"plumestats {plumestats.__version__} from `{location}`"
-    git = ["git", "-C", str(location.parent)]
-    try:
-        commit = subprocess.run(
-            [*git, "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        changed = subprocess.run(
-            [*git, "status", "--porcelain", "--", location.name],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split("\n")
-    except (OSError, subprocess.CalledProcessError):
-        return text + " (not a git checkout)"
-    modified = sorted(line[3:] for line in changed if line.strip())
-    state = "clean" if not modified else "uncommitted changes: " + ", ".join(modified)
-    return text + f", git {commit} ({state})"
-
-
-def command_line() -> str:
-    """The exact command, with PYTHONPATH when it was set."""
-    command = shlex.join(sys.orig_argv)
-    pythonpath = os.environ.get("PYTHONPATH")
-    return f"PYTHONPATH={shlex.quote(pythonpath)} {command}" if pythonpath else command
-
-
-def report_main(
-    args: argparse.Namespace,
-    run: Callable[[argparse.Namespace], list[str]],
-    title: str,
-    details: Callable[[argparse.Namespace], list[str]],
-) -> int:
-    """The ``main`` of a benchmark that prints a Markdown table: ``run(args)``
-    under ``--blas-threads``, then (unless ``--quick``) the report at
-    ``--output``, with ``details(args)`` after the provenance bullets."""
-    began = datetime.now(timezone.utc)
-    with blas_limit(args.blas_threads):
-        lines = run(args)
-    if not args.quick:
-        write_markdown_report(args.output, title, began, details(args), lines)
-    return 0
-
-
-def write_markdown_report(
-    path: Path, title: str, began: datetime, details: list[str], lines: list[str]
-) -> None:
-    """Write ``# title``, the provenance of the run (date and run time, command,
-    package, machine), its ``details`` as further bullets, then ``lines``."""
-    minutes = (datetime.now(timezone.utc) - began).total_seconds() / 60
-    header = [
-        f"# {title}",
-        "",
-        f"- date: {began.isoformat(timespec='seconds')}; run time {minutes:.1f} min",
-        f"- command: `{command_line()}`",
-        f"- {package_info()}",
-        *(f"- {line}" for line in machine_info()),
-        *(f"- {line}" for line in details),
-        "",
-    ]
-    path.write_text("\n".join([*header, *lines]) + "\n")
-    print(f"written: {path}")
-
-
-def load_average() -> str:
-    try:
-        return "/".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
-def blas_info() -> str:
-    """BLAS library and thread count, if threadpoolctl is available."""
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return ""
-    pools = [p for p in threadpool_info() if p.get("user_api") == "blas"]
-    return ", ".join(
-        f"{p.get('internal_api')} {p.get('version')} (threads: {p.get('num_threads')})"
-        for p in pools
-    )
-
-
-def report(
-    results: list[DatasetResult], repeats: int, package: str, loads: tuple[str, str]
-) -> str:
-    """The Markdown document: context, table and method notes."""
-    now = datetime.now(timezone.utc).astimezone()
+def report(results: list[DatasetResult], args: argparse.Namespace, run: Run) -> str:
+    """The Markdown document: provenance, table and method notes."""
     lines = [
         "# Fit speed: PLUME (K=2, gamma=1) vs statsmodels Logit",
         "",
-        f"- date: {now.isoformat(timespec='seconds')}",
-        f"- command: `{command_line()}` (cwd `{Path.cwd()}`)",
-        f"- {package} (at start)",
-        *(f"- {line}" for line in machine_info()),
-        f"- load average (1/5/15 min) at start {loads[0]}, at end {loads[1]}",
-        f"- repeats: {repeats} per estimator, interleaved; wall-clock time of "
+        *run.header(),
+        f"- repeats: {args.repeats} per estimator, interleaved; wall-clock time of "
         "`.fit()` only, default settings for both estimators; Logit fitted on "
         "the PLUME model's design matrix (same columns)",
         "- paper PLUME s: the PLUME paper's fastest fit time (other hardware), "
@@ -451,12 +328,6 @@ def report(
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=DEFAULT_DATA_DIR,
-        help=f"folder with pima.csv and adult.csv (default: {DEFAULT_DATA_DIR})",
-    )
-    parser.add_argument(
         "--repeats",
         type=int,
         default=None,
@@ -470,21 +341,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="datasets to run (default: pima adult)",
     )
     parser.add_argument(
-        "--quick",
-        action="store_true",
-        help=f"smoke test: {QUICK_REPEATS} repeats, pima only",
-    )
-    parser.add_argument(
         "--no-warmup", action="store_true", help="skip the untimed warm-up fits"
     )
-    parser.add_argument(
-        "--blas-threads",
-        type=int,
-        default=None,
-        help="limit BLAS threads (needs threadpoolctl); default: BLAS's own choice",
-    )
-    parser.add_argument(
-        "--output", type=Path, default=None, help="where to write the Markdown"
+    add_options(
+        parser,
+        quick=f"{QUICK_REPEATS} repeats, pima only",
+        data=True,
+        blas_threads=None,
     )
     args = parser.parse_args(argv)
     quick = args.quick
@@ -494,19 +357,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--repeats must be at least 1")
     if args.datasets is None:
         args.datasets = ["pima"] if quick else ["pima", "adult"]
-    if args.output is None:
-        name = "fit_speed_quick.md" if quick else "fit_speed.md"
-        args.output = RESULTS_DIR / name
     return args
-
-
-def blas_limit(threads: int | None) -> contextlib.AbstractContextManager:
-    """Context limiting the BLAS thread pools, or doing nothing."""
-    if threads is None:
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=threads, user_api="blas")
 
 
 def run_all(args: argparse.Namespace) -> list[DatasetResult]:
@@ -524,18 +375,13 @@ def run_all(args: argparse.Namespace) -> list[DatasetResult]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    load_at_start = load_average()
-    package = package_info()  # before the run: the files may change meanwhile
-    progress(f"plumestats: {package}; load average {load_at_start}")
+    run = Run.start("fit_speed", argv)  # before the run: files may change meanwhile
     with blas_limit(args.blas_threads):
         results = run_all(args)
         # inside the limit, so that the report shows the thread counts used
-        loads = (load_at_start, load_average())
-        text = report(results, args.repeats, package, loads)
+        text = report(results, args, run)
     print(text)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text, encoding="utf-8")
-    progress(f"written to {args.output}")
+    write_report(args.output / f"{stem(args, 'fit_speed')}.md", text)
     return 0
 
 

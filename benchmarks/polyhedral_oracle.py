@@ -18,7 +18,7 @@ What it measures
       but averages over every face the sample allows. Under a flat prior on
       the direction of face k, its posterior given noise-free labels is
       uniform on the hyperplanes that put all its rows on the right side (its
-      version space); ``version_space.py`` samples it. Given the owners (and
+      version space); ``_version_space.py`` samples it. Given the owners (and
       using, like the first oracle, only each face's rows) the faces'
       posteriors are independent, so a test point is inside with
       posterior probability the product over faces of the share of draws
@@ -33,7 +33,7 @@ What it measures
     PLUME.
 
 How
-    ``polyhedral.make_split`` (the suite's simulation, split and test set) for
+    ``make_split`` of ``polyhedral.py`` (the suite's simulation, split and test set) for
     seeds ``0..--seeds - 1``; test accuracy classifies PLUME by
     P(y=1|x) >= 0.5, as the suite does; gap = accuracy minus the true
     polytope's accuracy, in points. "best" rows take, per seed, the largest gap
@@ -41,34 +41,30 @@ How
     selection on the training set could choose.
 
 Usage
-    python benchmarks/polyhedral_oracle.py                 # d=10, K=6, 5 seeds
-    python benchmarks/polyhedral_oracle.py --d 10 --k 4    # a setting PLUME passes
-    python benchmarks/polyhedral_oracle.py --quick         # a few seconds
+    python -m benchmarks.polyhedral_oracle                 # d=10, K=6, 5 seeds
+    python -m benchmarks.polyhedral_oracle --d 10 --k 4    # a setting PLUME passes
+    python -m benchmarks.polyhedral_oracle --quick         # a few seconds
 
-Prints Markdown and writes it to ``--output`` (default
-``benchmarks/results/polyhedral_oracle.md``; ``--quick`` writes nothing).
+Prints Markdown and writes it to ``polyhedral_oracle.md`` in ``--output``
+(default ``benchmarks/results``; ``--quick`` writes
+``polyhedral_oracle_quick.md``).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-from plumestats import PolyhedralMixtureLogit
+from plumestats.api import PolyhedralMixtureLogit
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fit_speed import report_main
-from polyhedral import Setting, Split, accuracy, make_split
-from polyhedral_truth_start import setting_parser
-from version_space import sample_version_space
+from ._common import Run, add_options, blas_info, blas_limit, stem, write_report
+from ._polyhedral_fits import Setting, Split, accuracy, make_split
+from ._version_space import sample_version_space
 
 TITLE = "Polyhedral suite: PLUME against an oracle that knows the faces"
-RESULTS = Path(__file__).resolve().parent / "results" / "polyhedral_oracle.md"
 
 
 def face_samples(split: Split) -> list[np.ndarray]:
@@ -107,7 +103,7 @@ def bayes_oracle_gaps(
     """Test-accuracy gaps of the Bayes oracle, in points.
 
     Face k's posterior under a flat prior on its direction is uniform on the
-    version space of its training rows (``version_space.py``); given the
+    version space of its training rows (``_version_space.py``); given the
     owners the K posteriors are independent, so the posterior probability that
     a test point is inside is the product over faces of the share of draws
     that put it on the inside. ``vote`` classifies by that product >= 0.5 (the
@@ -149,7 +145,7 @@ def plume_gap(split: Split, k: int, gamma: float, alpha: float, seed: int) -> fl
     return 100 * (accuracy(split.y_test, inside) - split.true_accuracy)
 
 
-def run(args: argparse.Namespace) -> list[str]:
+def table(args: argparse.Namespace) -> list[str]:
     """Every gap, as Markdown lines (one row per estimate, one column per seed)."""
     seeds = list(range(args.seeds))
     oracle: dict[str, list[float]] = {}
@@ -191,7 +187,13 @@ def run(args: argparse.Namespace) -> list[str]:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = setting_parser(__doc__.splitlines()[0], RESULTS)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--d", type=int, default=10)
+    parser.add_argument("--k", type=int, default=6)
+    parser.add_argument("--noise", type=float, default=0.0)
+    parser.add_argument("--n-test", type=int, default=10000)
+    parser.add_argument("--gammas", type=float, nargs="+", default=[1.0, 5.0])
+    add_options(parser, quick="d=2, K=2, seconds", blas_threads=1)
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..n-1")
     parser.add_argument("--n-train", type=int, default=2000)
     parser.add_argument(
@@ -222,12 +224,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def report_details(args: argparse.Namespace) -> list[str]:
+def details(args: argparse.Namespace) -> list[str]:
     """The bullets of the report that describe this run."""
     return [
         f"setting: d={args.d}, K={args.k}, noise={args.noise:g}, "
         f"{args.n_train} training and {args.n_test} test points per seed "
-        "(`polyhedral.make_split`, as the suite)",
+        "(`make_split` of the polyhedral suite)",
         "oracle: told which true face owns each training point; face k is a "
         "logistic regression (plumestats, K = 1, L2 penalty alpha) of the inside "
         "points against the outside points face k owns; classifies by "
@@ -237,7 +239,7 @@ def report_details(args: argparse.Namespace) -> list[str]:
                 "Bayes oracle: told the owners too; face k's posterior under a "
                 "flat prior on its direction is uniform on the hyperplanes that "
                 "fit its rows (its version space), sampled by hit-and-run "
-                f"(`version_space.py`; {args.draws} draws per face, every "
+                f"(`_version_space.py`; {args.draws} draws per face, every "
                 f"{args.thin}th step after {args.burn_in} of burn-in, seed = "
                 "the data's); *vote*: inside when the product over faces of the "
                 "share of draws that put the point inside is >= 0.5 (the "
@@ -256,7 +258,18 @@ def report_details(args: argparse.Namespace) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return report_main(parse_args(argv), run, TITLE, report_details)
+    args = parse_args(argv)
+    run = Run.start("polyhedral_oracle", argv)
+    with blas_limit(args.blas_threads):
+        blas = blas_info()  # the threads of the fits
+        lines = table(args)
+    header = [f"# {TITLE}", "", *run.header(blas=blas)]
+    header += [f"- {line}" for line in details(args)]
+    write_report(
+        args.output / f"{stem(args, 'polyhedral_oracle')}.md",
+        "\n".join([*header, "", *lines]),
+    )
+    return 0
 
 
 if __name__ == "__main__":

@@ -28,10 +28,10 @@ How
     to the model.
 
 Usage
-    nice -n 10 python benchmarks/scale.py                  # the full table
-    python benchmarks/scale.py --quick                     # smoke test: small N
-    python benchmarks/scale.py --sizes 1e5 1e6 --paths dask
-    nice -n 10 python benchmarks/scale.py --sizes 1e7 --paths chunked --update
+    nice -n 10 python -m benchmarks.scale                  # the full table
+    python -m benchmarks.scale --quick                     # smoke test: small N
+    python -m benchmarks.scale --sizes 1e5 1e6 --paths dask
+    nice -n 10 python -m benchmarks.scale --sizes 1e7 --paths chunked --update
         # re-measure one path at one N; the other rows of scale.csv stay, each
         # with the date it was measured
 
@@ -45,7 +45,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import resource
 import subprocess
@@ -57,6 +56,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit, softmax
+
+from ._common import REPO_ROOT, THREAD_VARIABLES, Run, add_options, progress, stem
 
 D, K, GAMMA = 20, 3, 1.0
 BLOCK_ROWS = 250_000
@@ -78,15 +80,15 @@ def true_hyperplanes() -> np.ndarray:
 
 
 def make_block(index: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of block ``index``: the design (intercept first) and 0/1 labels."""
-    from plumestats._likelihood import linear_scores, predict_mean
-
+    """Rows of block ``index``: the design (intercept first) and 0/1 labels
+    drawn from PLUME, ``P(y = 1 | x) = sum_k g_k(x) sigmoid(w_k'x)`` with the
+    gate ``g = softmax(-gamma w'x)``."""
     rng = np.random.default_rng([SEED, index])
     exog = np.empty((rows, D + 1))
     exog[:, 0] = 1.0
     exog[:, 1:] = rng.standard_normal((rows, D))
-    scores = linear_scores(true_hyperplanes().ravel(), exog, K)
-    prob = predict_mean(scores, GAMMA)
+    scores = exog @ true_hyperplanes().T
+    prob = np.sum(softmax(-GAMMA * scores, axis=1) * expit(scores), axis=1)
     return exog, (rng.random(rows) < prob).astype(float)
 
 
@@ -216,14 +218,21 @@ def run_one(path: str, nobs: int, workers: int) -> dict:
 
 def _child(path: str, nobs: int, workers: int, blas_threads: int) -> dict:
     """One (path, N) in a fresh interpreter: its own peak memory."""
-    cmd = [sys.executable, __file__, "--one", path, str(nobs), str(workers)]
+    cmd = [sys.executable, "-m", "benchmarks.scale", "--one", path, str(nobs)]
     # BLAS threads that spin while another process holds the core make a shared
     # machine's timings meaningless: one per process (Dask's workers get one
     # anyway), set before numpy loads
     env = {**os.environ}
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    for name in THREAD_VARIABLES:
         env[name] = str(blas_threads)
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
+    proc = subprocess.run(
+        [*cmd, str(workers)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        cwd=REPO_ROOT,  # where ``benchmarks`` is a package
+    )
     if proc.returncode != 0:
         return {"path": path, "nobs": nobs, "error": proc.stderr.strip()[-600:]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -284,14 +293,12 @@ def frame_markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def report(table: pd.DataFrame, slopes: pd.DataFrame, args, started, loads) -> str:
+def report(table: pd.DataFrame, slopes: pd.DataFrame, args, header) -> str:
     shown = table.drop(columns=["params"], errors="ignore")
     lines = [
         f"# Scale: PLUME on N rows (d = {D}, K = {K}, gamma = {GAMMA})",
         "",
-        f"- date: {started:%Y-%m-%dT%H:%M:%S%z}",
-        f"- command: `{' '.join([Path(sys.executable).name, *sys.argv])}`",
-        f"- platform: {platform.platform()}; os.cpu_count(): {os.cpu_count()}",
+        *header,
         f"- data: generated in blocks of {BLOCK_ROWS:,} rows (seeded per block; "
         "the Dask path generates them on the workers)",
         "- memory: `ru_maxrss` (peak resident set) of the driver process and of "
@@ -317,11 +324,8 @@ def report(table: pd.DataFrame, slopes: pd.DataFrame, args, started, loads) -> s
         "- measured: when the row was measured (`--update` re-measures some rows "
         "and keeps the others)",
         f"- Dask: LocalCluster with {args.workers} worker processes, 1 thread each; "
-        f"BLAS threads per process: {args.blas_threads}",
-        "- load average (1/5/15 min) at start "
-        + "/".join(f"{v:.2f}" for v in loads[0])
-        + ", at end "
-        + "/".join(f"{v:.2f}" for v in loads[1]),
+        f"BLAS threads per process: {args.blas_threads} (the thread variables "
+        "set in each measuring process)",
         "",
         frame_markdown(shown),
         "",
@@ -372,16 +376,7 @@ def main(argv=None) -> None:
         help="largest N for the in-memory paths (default 1e7)",
     )
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument(
-        "--blas-threads",
-        type=int,
-        default=1,
-        help="BLAS threads per process (default 1: stable timings on a shared machine)",
-    )
-    parser.add_argument("--quick", action="store_true", help="smoke test: small N")
-    parser.add_argument(
-        "--output", default=str(Path(__file__).resolve().parent / "results")
-    )
+    add_options(parser, quick="N = 2e4 and 5e4", blas_threads=1)
     parser.add_argument(
         "--update",
         action="store_true",
@@ -395,18 +390,16 @@ def main(argv=None) -> None:
         print(json.dumps(run_one(path, int(nobs), int(workers))))
         return
     sizes = [2e4, 5e4] if args.quick else args.sizes
-    started = datetime.now(timezone.utc)
-    load_start = os.getloadavg()
+    run = Run.start("scale", argv)
     rows = []
     for nobs in (int(size) for size in sizes):
         for path in args.paths:
             if path != "dask" and nobs > args.memory_max:
                 continue
-            print(f"{path} N={nobs:,} ...", flush=True)
+            progress(f"{path} N={nobs:,} ...")
             row = _child(path, nobs, args.workers, args.blas_threads)
-            print(
-                "   " + ", ".join(f"{k}={v}" for k, v in row.items() if k != "params"),
-                flush=True,
+            progress(
+                "   " + ", ".join(f"{k}={v}" for k, v in row.items() if k != "params")
             )
             row["measured"] = f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M}"
             rows.append(row)
@@ -419,21 +412,21 @@ def main(argv=None) -> None:
             params = np.array(part["params"].tolist())
             spread = np.max(np.abs(params - params[0])) / np.max(np.abs(params[0]))
             table.loc[table["nobs"] == nobs, "params_rel_diff"] = spread
-    out = Path(args.output)
+    out = args.output
     out.mkdir(parents=True, exist_ok=True)
-    stem = "scale_quick" if args.quick else "scale"
-    if args.update and (out / f"{stem}.csv").is_file():
+    name = stem(args, "scale")
+    if args.update and (out / f"{name}.csv").is_file():
         table = merge_rows(
-            pd.read_csv(out / f"{stem}.csv"), table, _report_date(out / f"{stem}.md")
+            pd.read_csv(out / f"{name}.csv"), table, _report_date(out / f"{name}.md")
         )
     slopes = growth(table)
     table.drop(columns=["params"], errors="ignore").to_csv(
-        out / f"{stem}.csv", index=False
+        out / f"{name}.csv", index=False
     )
-    loads = (load_start, os.getloadavg())
-    (out / f"{stem}.md").write_text(report(table, slopes, args, started, loads))
-    plot(table, out / f"{stem}.png")
-    print(f"wrote {out / stem}.md, .csv, .png")
+    text = report(table, slopes, args, run.header("dask", "distributed"))
+    (out / f"{name}.md").write_text(text, encoding="utf-8")
+    plot(table, out / f"{name}.png")
+    progress(f"wrote {out / name}.md, .csv, .png")
 
 
 if __name__ == "__main__":

@@ -11,21 +11,24 @@ What it measures
     which is what the paper's fit times compare with.
 
 How
-    Each outer training fold gets its own design (``_datasets.FoldDesign``:
+    Each outer training fold gets its own design (``_table1_design.FoldDesign``:
     median imputation, one-hot encoding with a reference level, standardisation,
     constant and duplicated columns dropped), fitted on that fold only and used
     by every method; the inner folds get theirs the same way. The grids, the
-    selection rule and the subsampling of adult are module constants, printed in
-    the report. PLUME's three M-steps share one selection, made with the Newton
-    M-step: the M-step changes the path of the algorithm, not the estimator it
-    targets. Warnings raised by the fits are caught and counted, never printed.
+    selection rule and the subsampling of adult are constants of
+    ``_table1_options.py`` (with the reasons for each), printed in the report;
+    the models and the inner selection are in ``_table1_fits.py``, the report in
+    ``_table1_report.py``. PLUME's three M-steps share one selection, made
+    with the Newton M-step: the M-step changes the path of the algorithm, not
+    the estimator it targets. Warnings raised by the fits are caught and
+    counted, never printed.
 
 Usage
-    python benchmarks/table1.py --quick                      # smoke test, < 1 min
-    python benchmarks/table1.py --datasets pima --repeats 1  # one dataset
-    python benchmarks/table1.py                              # everything (hours)
-    python benchmarks/table1.py --jobs 2 --output /tmp/t1    # 2 processes
-    python benchmarks/table1.py --inner-repeats 1            # half the selection cost
+    python -m benchmarks.table1 --quick                      # smoke test, < 1 min
+    python -m benchmarks.table1 --datasets pima --repeats 1  # one dataset
+    python -m benchmarks.table1                              # everything (hours)
+    python -m benchmarks.table1 --jobs 2 --name table1_2p    # 2 processes
+    python -m benchmarks.table1 --inner-repeats 1            # half the selection cost
 
 Writes ``table1.md``, ``table1.csv`` (one row per method and outer fold),
 ``table1_summary.csv``, ``table1_timing.csv`` and ``table1.png`` to ``--output``
@@ -36,13 +39,12 @@ full run; ``--name`` sets another stem, e.g. ``--name table1_adult``).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -51,19 +53,11 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _datasets import (
-    DATASETS,
-    DEFAULT_DATA_DIR,
-    FoldDesign,
-    categorical_columns,
-    load_xy,
-)
-from _table1_fits import (
-    RULES,
+from ._common import Run, progress
+from ._table1_design import FoldDesign, features_and_outcome
+from ._table1_fits import (
     Attempt,
     FitContext,
-    Fitted,
     Grids,
     PolySetting,
     Selection,
@@ -71,101 +65,17 @@ from _table1_fits import (
     Split,
     attempt,
     fit_family,
-    fit_logit,
-    fit_poly,
     select,
 )
-from _table1_fits import accuracy as accuracy_score
-
-BENCH_DIR = Path(__file__).resolve().parent
-RESULTS_DIR = BENCH_DIR / "results"
-
-# ------------------------------------------------------------------ protocol
-METHODS = (
-    "plume-newton",
-    "plume-gradient",
-    "plume-bfgs",
-    "spla1",
-    "logit",
-    "svm",
-    "cart",
+from ._table1_fits import accuracy as accuracy_score
+from ._table1_options import (
+    INNER_REPEAT_SEED_STRIDE,
+    METHOD_FAMILY,
+    METHODS,
+    SELECTION_MSTEP,
 )
-# method -> (family whose selection it uses, M-step of the final fit)
-METHOD_FAMILY = {
-    "plume-newton": ("plume", "newton"),
-    "plume-gradient": ("plume", "gradient"),
-    "plume-bfgs": ("plume", "bfgs"),
-    "spla1": ("spla1", "newton"),
-    "logit": ("logit", None),
-    "svm": ("svm", None),
-    "cart": ("cart", None),
-}
-SELECTION_MSTEP = "newton"  # PLUME's inner selection, shared by its three M-steps
-DEFAULT_REPEATS = 10
-DEFAULT_ADULT_REPEATS = 1
-DEFAULT_FOLDS = 10
-# The inner selection (defaults measured by replaying rules on stored inner and
-# outer scores of every PLUME setting; benchmarks/table1_rules.py, table in
-# docs/benchmarks/table1_rules.md): 5 inner folds train on 80% of the outer
-# fold, 3 on 67%, which on ionosphere (d = 33) favours too few hyperplanes; the
-# validation log-likelihood (a proper score, less noisy than 0/1 accuracy)
-# picks the setting; a polyhedron must beat the best K = 1 fit (logistic
-# regression) by more than one standard error of the paired per-row difference
-# ("gate"), else K = 1 is kept: the best mean alone chose K >= 2 on noise on
-# ilpd; and a K = 1 choice is fitted without penalty ("gate-mle"): the
-# log-likelihood picked ilpd's largest penalty on 13 of 100 outer folds, which
-# shrinks P(y=1|x) to the base rate and predicts the majority class (71.4%
-# against Logit's 72.7% over repeats 3-9), so "gate" lost 0.38 points to Logit
-# over 10 repeats.
-DEFAULT_INNER_FOLDS = 5
-DEFAULT_INNER_REPEATS = 2
-# Two inner shuffles averaged row by row, at twice the selection cost: over the
-# paper's 10 repeats plume-newton gained 0.25 points on ionosphere (92.31 ->
-# 92.56), 0.26 on heart, 0.10 on ILPD and 0.17 on Pima against one shuffle
-# (docs/benchmarks/table1.md), and came within 0.17 of Logit on ILPD and Pima
-# where one shuffle left 0.27 and 0.25. The r-th inner cross-validation is
-# shuffled with the fold's seed + 500 r; a seed that coincides with another
-# fold's shuffles other rows, which correlates nothing.
-INNER_REPEAT_SEED_STRIDE = 500
-DEFAULT_SELECT = "logloss"
-DEFAULT_RULE = "gate-mle"
-# Restarts: on ionosphere (3 x 10-fold, not nested) K=3 gamma=0.5 alpha=1e-3 gave
-# 93.16% with 3 k-means starts and 91.2% with one; a local maximum costs accuracy.
-DEFAULT_N_INIT = 3
-DEFAULT_INNER_MAX_ROWS = 5000
-DEFAULT_SVM_MAX_ROWS = 5000
-TIMING_REPEATS = 7
-QUICK_TIMING_REPEATS = 3
-FALLBACK_PLUME = {"gamma": 1.0, "alpha": 1e-3, "inside": 1}  # timing pass
-
-
-# gamma: 0.2 and 5 make the grid symmetric about 1 on a log scale. 0.2 was
-# added after ionosphere's 10-repeat run with (0.5, 1, 5) (91.45%) and a probe
-# of fixed settings on its outer folds pointed below 0.5 (the rule, replayed by
-# table1_rules.py --gammas 0.2 0.5 1 5, then gave 92.31%): a choice informed by
-# test folds, said so in docs/benchmarks/table1.md. On fresh outer folds
-# (--seed 100) it still gains: 92.53% against 92.25% with (0.5, 1, 5).
-GRIDS = Grids(
-    ks=(1, 2, 3, 4),
-    gammas=(0.2, 0.5, 1.0, 5.0),
-    alphas=(1e-4, 1e-3, 1e-2),
-    insides=(1, 0),
-    svm_cs=(0.1, 1.0, 10.0, 100.0),
-    svm_gammas=(0.001, 0.01, 0.1, 1.0),
-    cart_depths=(2, 3, 4, 5, 6, 8, 10, None),
-    cart_leaves=(1, 5, 20),
-)
-QUICK_GRIDS = Grids(
-    ks=(1, 2),
-    gammas=(1.0,),
-    alphas=(1e-3,),
-    insides=(1,),
-    svm_cs=(1.0,),
-    svm_gammas=(0.01, 0.1),
-    cart_depths=(3, 5),
-    cart_leaves=(5,),
-)
-QUICK_DATASETS = ("heart", "pima")
+from ._table1_options import parse_args as parse_options
+from ._table1_timing import TimingRow, time_estimators, timing_estimators
 
 
 @dataclass(frozen=True)
@@ -207,8 +117,7 @@ class FoldTask:
 @cache
 def dataset(name: str, data_dir: Path) -> tuple[Any, np.ndarray, list[str]]:
     """Features, outcome and categorical columns (read once per process)."""
-    features, y = load_xy(name, data_dir)
-    return features, y, categorical_columns(name, features)
+    return features_and_outcome(name, data_dir)
 
 
 def outer_split(
@@ -285,7 +194,7 @@ def fold_seed(task: FoldTask) -> int:
 def inner_seed(seed: int, repeat: int, fold: int, inner_repeat: int = 0) -> int:
     """Shuffle of the ``inner_repeat``-th inner cross-validation of outer fold
     ``fold`` of ``repeat`` (the first is also the seed of the fold's
-    subsamples); ``table1_rules.py`` replays the same splits."""
+    subsamples)."""
     return seed + 1000 * repeat + fold + INNER_REPEAT_SEED_STRIDE * inner_repeat
 
 
@@ -515,79 +424,7 @@ def format_duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
 
 
-def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 # ------------------------------------------------------------------ timing pass
-@dataclass
-class TimingRow:
-    """Repeated timed fits of one estimator on one dataset's first training fold."""
-
-    dataset: str
-    label: str
-    setting: str
-    seconds: list[float] = field(default_factory=list)
-    iterations: list[float] = field(default_factory=list)
-    warnings: Counter[str] = field(default_factory=Counter)
-    errors: list[str] = field(default_factory=list)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.seconds) if self.seconds else np.nan
-
-
-def modal_setting(
-    records: list[dict[str, Any]], dataset_name: str, method: str, fallback: dict
-) -> dict[str, Any]:
-    """The most frequent (gamma, alpha, inside) of ``method``'s selections with
-    K > 1 on ``dataset_name``; ``fallback`` when there are none."""
-    chosen = Counter(
-        (r["gamma"], r["alpha"], r["inside"])
-        for r in records
-        if r["dataset"] == dataset_name and r["method"] == method and (r["k"] or 0) > 1
-    )
-    if not chosen:
-        return dict(fallback)
-    gamma, alpha, inside = chosen.most_common(1)[0][0]
-    return {"gamma": gamma, "alpha": alpha, "inside": inside}
-
-
-def timing_estimators(
-    records: list[dict[str, Any]],
-    dataset_name: str,
-    seed: int,
-    methods: tuple[str, ...] = METHODS,
-) -> list[tuple[str, str, Callable[[np.ndarray, np.ndarray], Fitted]]]:
-    """(label, setting, fit) of PLUME K = 2 with each M-step and SPLA1 K = 2,
-    those of them in ``methods``, and Logit, the reference of every ratio."""
-    plume = modal_setting(records, dataset_name, "plume-newton", FALLBACK_PLUME)
-    spla1 = modal_setting(records, dataset_name, "spla1", FALLBACK_PLUME)
-    plume_setting = PolySetting(2, plume["alpha"], plume["gamma"], plume["inside"])
-    spla1_setting = PolySetting(2, spla1["alpha"], None, spla1["inside"])
-    estimators = [
-        (
-            f"plume-{mstep}",
-            plume_setting.describe(),
-            lambda X, y, m=mstep: fit_poly(
-                X, y, plume_setting, FitContext(mstep=m, seed=seed), hard=False
-            ),
-        )
-        for mstep in ("newton", "gradient", "bfgs")
-    ]
-    estimators.append(
-        (
-            "spla1",
-            spla1_setting.describe(),
-            lambda X, y: fit_poly(
-                X, y, spla1_setting, FitContext(seed=seed), hard=True
-            ),
-        )
-    )
-    estimators.append(("logit", "K=1 unpenalised", fit_logit))
-    return [e for e in estimators if e[0] in methods or e[0] == "logit"]
-
-
 def timing_pass(
     datasets: list[str], records: list[dict[str, Any]], config: RunConfig, repeats: int
 ) -> list[TimingRow]:
@@ -611,230 +448,9 @@ def timing_pass(
     return rows
 
 
-def time_estimators(
-    name: str,
-    split: Split,
-    estimators: list[tuple[str, str, Callable[[np.ndarray, np.ndarray], Fitted]]],
-    repeats: int,
-) -> list[TimingRow]:
-    """One untimed warm-up fit of each estimator, then ``repeats`` interleaved
-    timed fits (the order reversed every other repeat)."""
-
-    def run(fit: Callable[[np.ndarray, np.ndarray], Fitted]) -> Attempt:
-        return attempt(lambda: fit(split.train, split.y_train))
-
-    table = [TimingRow(name, label, setting) for label, setting, _ in estimators]
-    for _, _, fit in estimators:
-        run(fit)
-    pairs = list(zip(estimators, table, strict=True))
-    for rep in range(repeats):
-        for (_, _, fit), row in pairs if rep % 2 == 0 else pairs[::-1]:
-            record_timing(row, run(fit))
-    return table
-
-
-def record_timing(row: TimingRow, outcome: Attempt) -> None:
-    """Store one timed fit in ``row``."""
-    row.warnings.update(outcome.warnings)
-    if outcome.fitted is None:
-        row.errors.append(outcome.error or "")
-        return
-    row.seconds.append(outcome.fitted.seconds)
-    row.iterations.append(outcome.fitted.iterations)
-
-
-# ------------------------------------------------------------------ command line
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="The protocol, grids and selection rule are written into table1.md.",
-    )
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=DEFAULT_DATA_DIR,
-        help=f"folder with the UCI CSVs (default: {DEFAULT_DATA_DIR})",
-    )
-    parser.add_argument(
-        "--datasets",
-        nargs="+",
-        choices=DATASETS,
-        default=None,
-        metavar="NAME",
-        help=f"datasets to run, of {', '.join(DATASETS)} (default: all five; "
-        f"--quick: {' '.join(QUICK_DATASETS)})",
-    )
-    parser.add_argument(
-        "--methods",
-        nargs="+",
-        choices=METHODS,
-        default=list(METHODS),
-        metavar="NAME",
-        help=f"methods to run, of {', '.join(METHODS)} (default: all)",
-    )
-    parser.add_argument(
-        "--repeats",
-        type=int,
-        default=None,
-        help=f"repeats of the outer CV (default {DEFAULT_REPEATS}; --quick: 1)",
-    )
-    parser.add_argument(
-        "--adult-repeats",
-        type=int,
-        default=DEFAULT_ADULT_REPEATS,
-        help=f"repeats on adult (30162 rows; default {DEFAULT_ADULT_REPEATS})",
-    )
-    parser.add_argument(
-        "--folds",
-        type=int,
-        default=None,
-        help=f"outer folds (default {DEFAULT_FOLDS}; --quick: 3)",
-    )
-    parser.add_argument(
-        "--inner-folds",
-        type=int,
-        default=None,
-        help=f"inner folds (default {DEFAULT_INNER_FOLDS}; --quick: 2)",
-    )
-    parser.add_argument(
-        "--inner-repeats",
-        type=int,
-        default=DEFAULT_INNER_REPEATS,
-        help="inner cross-validations per outer training fold, each with its "
-        "own shuffle; per-row validation scores are averaged over them (default "
-        f"{DEFAULT_INNER_REPEATS}; selection costs grow in proportion)",
-    )
-    parser.add_argument(
-        "--select",
-        choices=("accuracy", "logloss"),
-        default=DEFAULT_SELECT,
-        help="inner criterion of PLUME and SPLA1 (SVM and CART always "
-        f"use accuracy); default {DEFAULT_SELECT}",
-    )
-    parser.add_argument(
-        "--inner-max-rows",
-        type=int,
-        default=DEFAULT_INNER_MAX_ROWS,
-        help="larger training folds (adult) are subsampled, "
-        "stratified, to this many rows for the inner selection "
-        f"(default {DEFAULT_INNER_MAX_ROWS})",
-    )
-    parser.add_argument(
-        "--svm-max-rows",
-        type=int,
-        default=DEFAULT_SVM_MAX_ROWS,
-        help="the SVM's final fit uses a stratified subsample of this "
-        f"many rows of larger training folds (default "
-        f"{DEFAULT_SVM_MAX_ROWS})",
-    )
-    parser.add_argument(
-        "--rule",
-        choices=RULES,
-        default=DEFAULT_RULE,
-        help="how the inner CV picks PLUME's and SPLA1's setting: the best, but "
-        "K = 1 unless a polyhedron beats it by more than one standard error "
-        "(gate); the same, K = 1 being then fitted without penalty (gate-mle); "
-        "the smallest K within one standard error of the best (one-se); or the "
-        f"best (default {DEFAULT_RULE})",
-    )
-    parser.add_argument(
-        "--n-init",
-        type=int,
-        help="k-means restarts of every PLUME/SPLA1 fit with K >= 2 (default "
-        f"{DEFAULT_N_INIT}; --quick: 1)",
-    )
-    parser.add_argument(
-        "--gammas",
-        type=float,
-        nargs="+",
-        help=f"PLUME's gamma grid (default {GRIDS.gammas})",
-    )
-    parser.add_argument(
-        "--alphas",
-        type=float,
-        nargs="+",
-        help=f"PLUME's and SPLA1's alpha grid (default {GRIDS.alphas})",
-    )
-    parser.add_argument(
-        "--warm-start",
-        action="store_true",
-        help="inner selection: start each alpha's PLUME/SPLA1 fit from "
-        "the previous (larger) alpha's estimate instead of k-means",
-    )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of the splits, subsamples and k-means starts",
-    )
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=1,
-        help="outer folds run in this many processes (default 1)",
-    )
-    parser.add_argument(
-        "--blas-threads",
-        type=int,
-        default=1,
-        help="BLAS threads per process (default 1)",
-    )
-    parser.add_argument("--no-timing", action="store_true", help="skip the timing pass")
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="smoke test: heart and pima, 1 repeat, 3 folds, 2 inner "
-        "folds, reduced grids",
-    )
-    parser.add_argument(
-        "--output",
-        type=Path,
-        default=RESULTS_DIR,
-        help=f"folder for the outputs (default {RESULTS_DIR})",
-    )
-    parser.add_argument(
-        "--name", help="file name stem (default table1, or table1_quick)"
-    )
-    args = parser.parse_args(argv)
-    apply_defaults(args)
-    for name in (
-        "repeats",
-        "adult_repeats",
-        "folds",
-        "jobs",
-        "blas_threads",
-        "inner_max_rows",
-        "svm_max_rows",
-        "inner_repeats",
-    ):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    if args.folds < 2 or args.inner_folds < 2:
-        parser.error("--folds and --inner-folds must be at least 2")
-    return args
-
-
-def apply_defaults(args: argparse.Namespace) -> None:
-    """The defaults that depend on ``--quick``."""
-    quick = args.quick
-    if args.datasets is None:
-        args.datasets = list(QUICK_DATASETS if quick else DATASETS)
-    if args.repeats is None:
-        args.repeats = 1 if quick else DEFAULT_REPEATS
-    if args.folds is None:
-        args.folds = 3 if quick else DEFAULT_FOLDS
-    if args.inner_folds is None:
-        args.inner_folds = 2 if quick else DEFAULT_INNER_FOLDS
-    if args.n_init is None:
-        args.n_init = 1 if quick else DEFAULT_N_INIT
-    args.grids = QUICK_GRIDS if quick else GRIDS
-    if args.gammas:
-        args.grids = replace(args.grids, gammas=tuple(args.gammas))
-    if args.alphas:
-        args.grids = replace(args.grids, alphas=tuple(args.alphas))
-    args.timing_repeats = QUICK_TIMING_REPEATS if quick else TIMING_REPEATS
-    args.stem = args.name or ("table1_quick" if quick else "table1")
+    """The command line (``--help`` shows this module's docstring)."""
+    return parse_options(argv, __doc__)
 
 
 def make_config(args: argparse.Namespace) -> RunConfig:
@@ -857,16 +473,16 @@ def make_config(args: argparse.Namespace) -> RunConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import _table1_report as report
+    from . import _table1_report as report
 
     args = parse_args(argv)
+    run = Run.start("table1", argv)
     config = make_config(args)
     repeats = {
         name: args.adult_repeats if name == "adult" else args.repeats
         for name in args.datasets
     }
-    context = report.RunContext.at_start(args, config, repeats)
-    progress(f"plumestats: {context.package}; load average {context.load_start}")
+    context = report.RunContext(args, config, repeats, run)
     for name in args.datasets:
         dataset(name, args.data_dir)  # fail early if a file is missing
     tasks = make_tasks(args.datasets, repeats, config)

@@ -177,10 +177,10 @@ def test_mixed_restarts_cycle_through_the_kinds_of_start():
 
 
 def test_directions_start_finds_the_maximum_kmeans_misses():
-    # benchmarks/restart_strategies.py, d = 5, K = 6, seed 2: three k-means
-    # starts end at a local maximum with a true face unmatched, three starts
-    # clustered by direction reach the better one (a fall-back to the k-means
-    # clustering would not)
+    # the retired restart study (docs/benchmarks/learned.md), d = 5, K = 6,
+    # seed 2: three k-means starts end at a local maximum with a true face
+    # unmatched, three starts clustered by direction reach the better one (a
+    # fall-back to the k-means clustering would not)
     data, _ = ps.simulate_polyhedron(12000, d=5, k=6, noise=0.0, random_state=2)
     formula = "y ~ " + " + ".join(f"x{i}" for i in range(1, 6))
     model = ps.plume(formula, data.iloc[:2000], k=6)

@@ -47,8 +47,8 @@ def _matched_cosines(fitted, truth) -> np.ndarray:
 def stuck_fit():
     # d = 5, K = 6, seed 2 of the polyhedral suite: all three k-means starts
     # end with one face owning no outside point and one true side unmatched
-    # (benchmarks/results/restart_strategies.md); a start at the truth finds
-    # a higher maximum, -0.0566 per observation against -0.0694
+    # (docs/benchmarks/learned.md, restart strategies); a start at the truth
+    # finds a higher maximum, -0.0566 per observation against -0.0694
     y, exog, truth = _polytope(2000, 5, 6, 2)
     model = PolyhedralMixtureLogit(y, exog, k=6)
     fits = {
