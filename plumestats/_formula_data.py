@@ -70,7 +70,8 @@ def check_formula_outcome(formula) -> None:
 
 def eval_env_for_statsmodels(eval_env, frames_below: int = 1):
     """statsmodels' ``eval_env`` for a ``Model.from_formula`` call made
-    ``frames_below`` frames under the function the user called.
+    ``frames_below`` frames under the function the user called (a dict of
+    names is taken with either statsmodels release).
 
     The user's ``eval_env`` means what ``smf.logit``'s means: the default, ``0``
     and ``1`` are the caller's namespace (statsmodels documents ``0``, but its
@@ -81,10 +82,13 @@ def eval_env_for_statsmodels(eval_env, frames_below: int = 1):
     """
     if eval_env is None:
         eval_env = 0
-    if isinstance(eval_env, EvalEnvironment) or (
-        STATSMODELS_EVAL_ENV_MAPPING and isinstance(eval_env, Mapping)
-    ):
+    if isinstance(eval_env, EvalEnvironment):
         return eval_env
+    if isinstance(eval_env, Mapping):
+        # statsmodels 0.15 takes a dict; 0.14 hands eval_env to patsy as is
+        if STATSMODELS_EVAL_ENV_MAPPING:
+            return eval_env
+        return EvalEnvironment([dict(eval_env)])
     if isinstance(eval_env, bool) or not isinstance(eval_env, (int, np.integer)):
         raise TypeError(
             "eval_env must be an integer depth (0 or 1: the calling namespace; "
@@ -108,8 +112,7 @@ def captured_namespace(formula: str, data, eval_env=0):
     """The names a formula reads from outside ``data``, captured now from the
     namespace ``eval_env`` names for the caller of the function that calls
     this one, as an ``eval_env`` for ``from_formula`` that can travel to
-    another process (a dict with statsmodels >= 0.15, a patsy
-    ``EvalEnvironment`` before).
+    another process (a dict).
 
     Only the names the formula uses are kept (``np``, a threshold, a function
     of the caller's), not the caller's whole namespace.
@@ -134,8 +137,9 @@ def captured_namespace(formula: str, data, eval_env=0):
         for name in ast_names(factor.code)
         if name not in columns
     }
-    values = {name: namespace[name] for name in names if name in namespace}
-    return values if STATSMODELS_EVAL_ENV_MAPPING else EvalEnvironment([values])
+    # a plain dict: it can travel to a worker (patsy refuses to pickle its
+    # EvalEnvironment), and from_formula takes it with either statsmodels
+    return {name: namespace[name] for name in names if name in namespace}
 
 
 def formula_columns(formula: str, columns) -> list:

@@ -562,6 +562,12 @@ def coerce_exog(exog):
             "them)"
         )
     exog = nullable_as_float(exog)
+    if columns is not None:
+        # booleans as numbers: statsmodels 0.14 cast a frame mixing them with
+        # numbers to an object array, and refused it
+        flags = [c for c, dtype in exog.dtypes.items() if dtype == bool]
+        if flags:
+            exog = exog.astype(dict.fromkeys(flags, float))
     if np.ndim(exog) not in (1, 2):
         raise ValueError(
             f"exog must be a table of one row per observation (2 dimensions), "

@@ -153,8 +153,8 @@ def test_patsy_environment_is_used_as_given(frame):
     assert_allclose(model.exog[:, 1], frame.x > 0.25)
 
 
-@pytest.mark.skipif(not STATSMODELS_EVAL_ENV_MAPPING, reason="statsmodels < 0.15")
-def test_dict_namespace_with_statsmodels_015(frame):
+def test_dict_namespace_with_either_statsmodels(frame):
+    # statsmodels 0.15 takes a dict; with 0.14 it becomes a patsy environment
     model = ps.plume("y ~ I(x > cut)", frame, k=1, eval_env={"cut": 0.25})
     assert_allclose(model.exog[:, 1], frame.x > 0.25)
 
