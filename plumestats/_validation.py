@@ -565,7 +565,11 @@ def coerce_exog(exog):
     if columns is not None:
         # booleans as numbers: statsmodels 0.14 cast a frame mixing them with
         # numbers to an object array, and refused it
-        flags = [c for c, dtype in exog.dtypes.items() if dtype == bool]
+        flags = [
+            c
+            for c, dtype in exog.dtypes.items()
+            if isinstance(dtype, np.dtype) and dtype.kind == "b"
+        ]
         if flags:
             exog = exog.astype(dict.fromkeys(flags, float))
     if np.ndim(exog) not in (1, 2):
