@@ -16,21 +16,31 @@ when a Dask collection is passed.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
 from ._design import as_design
+from ._memory import check_parameter_count
 from ._objectives import block_sums, combine_sums
 from ._rows import combine_moments, design_moments, scaling_from_moments
-from ._spec import ModelSpec
 from ._validation import (
-    _array_column_names,
-    check_magnitudes,
+    DesignSummary,
+    add_block,
+    combine_summaries,
     encode_outcome,
-    resolve_inside,
+    names_from_variance,
+    prepare_endog,
 )
 
-__all__ = ["DaskRows", "import_dask", "init_dask_model", "is_dask_collection"]
+__all__ = [
+    "DaskRows",
+    "import_dask",
+    "is_dask_collection",
+    "read_collections",
+    "rows_of",
+]
 
 
 def import_dask():
@@ -78,7 +88,13 @@ def _frame_values(frame, what: str):
     """``frame.to_dask_array()``, with a clear error for Dask's fault on
     categorized frames."""
     try:
-        return frame.to_dask_array()
+        with warnings.catch_warnings():
+            # a text outcome (pandas' string dtype) becomes objects: that is
+            # what the outcome's coding expects, so Dask's notice is noise
+            warnings.filterwarnings(
+                "ignore", "Dask currently has limited support", UserWarning
+            )
+            return frame.to_dask_array()
     except ValueError as exc:
         expr = getattr(frame, "expr", None)  # dask-expr's query; legacy: none
         nodes = expr.walk() if expr is not None else ()
@@ -107,19 +123,30 @@ def _known_rows(array):
     return array
 
 
-def _column_names(names, moments) -> list[str]:
-    if names is not None:
-        return names
-    # statsmodels' names for array columns, from each column's two extremes
-    return _array_column_names(np.vstack([moments["min"], moments["max"]]))
-
-
 def _standardised(x, y, scaling, kernel, arguments):
     return kernel(scaling.transform_exog(x), y, **arguments)
 
 
-def _moments_block(x, y):
-    return design_moments(np.asarray(x, dtype=float), np.asarray(y))
+def _summary_block(x, y):
+    """One partition's moments (for the standardisation) and design summary
+    (for the checks), as the in-memory design gets them."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: counted
+        moments = design_moments(x, np.asarray(y))
+    empty = DesignSummary(
+        np.zeros(x.shape[1], dtype=np.intp),
+        np.full(x.shape[1], np.inf),
+        np.full(x.shape[1], -np.inf),
+        np.zeros((0, x.shape[1])),
+    )
+    return moments, add_block(empty, x)
+
+
+def _combine_blocks(left, right):
+    return (
+        combine_moments(left[0], right[0]),
+        combine_summaries(left[1], right[1]),
+    )
 
 
 class DaskRows:
@@ -179,47 +206,103 @@ class DaskRows:
         return self.scaling.transform_exog(np.asarray(x, dtype=float)), y
 
 
-def _moments(exog, endog, source_tree) -> dict:
+def _summaries(exog, endog, source_tree):
     dask, _ = import_dask()
-    task = dask.delayed(_moments_block, pure=True)
+    task = dask.delayed(_summary_block, pure=True)
     parts = [
         task(x, y)
         for x, y in zip(
             exog.to_delayed().ravel(), endog.to_delayed().ravel(), strict=True
         )
     ]
-    return source_tree(parts, combine_moments)
+    return source_tree(parts, _combine_blocks)
 
 
-def init_dask_model(model, endog, exog, *, k, gamma, missing, inside) -> None:
-    """Set up ``model`` (a :class:`PolyhedralMixtureLogit`) on Dask collections.
-
-    One pass over the data (persisted on the workers first) gathers the column
-    moments for the standardisation, the outcome's levels and the checks; no
-    per-observation array is ever brought to the driver.
-    """
+def read_collections(model, endog, exog, k: int, missing: str):
+    """Read Dask collections into ``model``: its data object (names, as
+    statsmodels would make them), its lazy ``endog`` (0/1) and ``exog``, the
+    outcome's coding; returns the 0/1 outcome and the design summary, from
+    one pass over the partitions (persisted on the workers first). No
+    per-observation array is brought to the driver."""
     dask, da = import_dask()
-    from statsmodels.base.data import handle_data
-
     if missing != "none":
         raise ValueError(
             "missing='drop' is not available for Dask input: drop the incomplete "
             "rows first, e.g. ddf = ddf.dropna()"
         )
-    if exog is None or endog is None:
-        raise ValueError("Dask input needs both endog and exog as Dask collections")
+    _refuse_text_columns(exog)
     x, xnames = _as_dask_array(exog, "exog", da)
     y, ynames = _as_dask_array(endog, "endog", da)
+    x, y = _persisted(dask, x, y)
+    if x.shape[0] == 0:
+        raise ValueError("there are no observations: the Dask collections have no rows")
+    check_parameter_count(k, int(x.shape[1]))
+    moments, summary = _summaries(x, y, DaskRows(x, y, scaling=None)._tree)
+    names = xnames or names_from_variance(moments["m2"] / moments["nobs"])
+    _refuse_non_finite(summary.n_not_finite, names)
+    mapping = _outcome_mapping(moments["yvalues"])
+    one = next(level for level, code in mapping.items() if code == 1)
+    _data_object(model, moments, names, xnames, ynames)
+    model.exog, model.endog = x, (y == one).astype(float)
+    model.outcome_mapping = mapping
+    model._dask_moments = moments
+    return model.endog, summary
+
+
+def _outcome_mapping(levels: np.ndarray) -> dict:
+    """The outcome's coding from its distinct values: labels as for a pandas
+    Series (sorted), numbers and booleans as for an array."""
+    _, mapping = prepare_endog(pd.Series(levels))
+    if mapping is None:
+        _, mapping, _ = encode_outcome(levels)
+    return mapping
+
+
+def _refuse_non_finite(counts: np.ndarray, names: list[str]) -> None:
+    """Missing or infinite values, named by column, with Dask's remedy."""
+    if counts.any():
+        listed = ", ".join(
+            f"{names[j]!r} ({counts[j]} rows)" for j in np.flatnonzero(counts)
+        )
+        raise ValueError(
+            f"exog has {int(counts.sum())} missing or infinite values, in "
+            f"{listed}; drop or impute those rows first (e.g. ddf.dropna())"
+        )
+
+
+def _refuse_text_columns(exog) -> None:
+    """A Dask DataFrame's text columns, named (their cast to numbers failed
+    deep in a task)."""
+    dtypes = getattr(exog, "dtypes", None)
+    if dtypes is None or not hasattr(dtypes, "items"):
+        return
+    text = [
+        str(column)
+        for column, dtype in dtypes.items()
+        if not (
+            pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+        )
+    ]
+    if text:
+        raise ValueError(
+            f"exog columns {text} are not numeric; encode them first (e.g. "
+            "dd.get_dummies on a categorical column)"
+        )
+
+
+def _persisted(dask, x, y):
+    """The design and outcome persisted as they come, their partitions counted
+    and paired (a task reads block i of both)."""
     if x.ndim != 2:
         raise ValueError(f"exog must be 2-dimensional, got {x.ndim} dimensions")
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
         raise ValueError("endog must be one column of outcomes")
-    # Persisted as they come, then their partitions counted: each pipeline runs
-    # once. endog and exog are optimised separately, so their partitions need
-    # not match even when both come from one frame (Dask merges the partitions
-    # of a narrow projection of read_parquet); only the order of the rows does.
+    # Each pipeline runs once. endog and exog are optimised separately, so
+    # their partitions need not match even when both come from one frame
+    # (Dask merges the partitions of a narrow projection of read_parquet);
+    # only the order of the rows does.
     x = x.astype(float).rechunk({1: -1})  # one partition spans all columns
     x, y = dask.persist(x, y)
     x, y = _known_rows(x), _known_rows(y)
@@ -228,30 +311,16 @@ def init_dask_model(model, endog, exog, *, k, gamma, missing, inside) -> None:
             f"endog has {y.shape[0]} rows but exog has {x.shape[0]}; they must match"
         )
     if y.chunks[0] != x.chunks[0]:
-        # the outcome takes the design's row blocks: a task pairs block i of both
         y = y.rechunk((x.chunks[0],)).persist()
-    blocks = DaskRows(x, y, scaling=None)
-    moments = _moments(x, y, blocks._tree)
-    if moments["nonfinite"]:
-        raise ValueError(
-            f"exog has {moments['nonfinite']} missing or infinite values; drop or "
-            "impute those rows first (e.g. ddf.dropna())"
-        )
-    names = _column_names(xnames, moments)
-    check_magnitudes(moments["min"], moments["max"], names)
-    _, mapping, _ = encode_outcome(moments["yvalues"])
-    inside_code = resolve_inside(inside, mapping)
-    one = next(level for level, code in mapping.items() if code == 1)
-    y01 = (y == one).astype(float)
-    sign = 1.0 if inside_code == 1 else -1.0
-    y_pm = sign * (2.0 * y01 - 1.0)
-    y01, y_pm = dask.persist(y01, y_pm)
-    scaling = scaling_from_moments(moments)
-    nobs, n_cols = int(x.shape[0]), int(x.shape[1])
+    return x, y
 
-    # statsmodels' data object (names, wrapping of parameter-shaped output) from
-    # two rows, with the counts that need every row corrected afterwards
-    # (pandas output, as statsmodels gives it, for a Dask DataFrame's input)
+
+def _data_object(model, moments, names, xnames, ynames) -> None:
+    """statsmodels' data object (names, the wrapping of parameter-shaped
+    output) from two rows (pandas output, as statsmodels gives it, for a Dask
+    DataFrame's input); the counts that need every row are set after."""
+    from statsmodels.base.data import handle_data
+
     head = np.vstack([moments["first"][0], moments["first"][0] + 1.0])
     head_y = np.array([0.0, 1.0])
     if xnames is not None:
@@ -264,21 +333,17 @@ def init_dask_model(model, endog, exog, *, k, gamma, missing, inside) -> None:
     model.k_constant = int(constant.any())
     model.data.k_constant = model.k_constant
     model.data.const_idx = int(np.flatnonzero(constant)[0]) if constant.any() else None
-    model.exog, model.endog = x, y01
-    model._data_attr = ["exog", "endog", "_y_inside"]
-    model._init_keys = ["k", "gamma", "inside"]
-    model.k, model.gamma = k, gamma
-    model.outcome_mapping = mapping
-    model.inside, model._inside_code = inside, inside_code
-    model._y_inside = y_pm
-    model.nobs, model.k_vars = nobs, n_cols
-    model.nparams = k * n_cols
-    model.k_extra = 0
-    model.df_model = float(model.nparams - 1)  # as PolyhedralMixtureLogit's
-    model.df_resid = float(nobs - model.nparams)
-    model.data.param_names = [f"h{i + 1}:{name}" for i in range(k) for name in names]
-    model._row_source = DaskRows(x, y_pm, scaling, moments)
-    model.spec = ModelSpec(k, model._gate(gamma), sign, flips=model._flips)
+    model._data_attr = ["exog", "endog"]
+    model._init_keys = []
+
+
+def rows_of(model, summary) -> DaskRows:
+    """The model's row source, after its set-up: the outcome coded for the
+    inside class persisted beside the design."""
+    dask, _ = import_dask()
+    moments = model.__dict__.pop("_dask_moments")
+    (model._y_inside,) = dask.persist(model._y_inside)
+    return DaskRows(model.exog, model._y_inside, scaling_from_moments(moments), moments)
 
 
 def map_rows(function, exog, *, columns: int | None, **arguments):

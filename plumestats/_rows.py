@@ -38,25 +38,31 @@ __all__ = [
 ]
 
 
+def _non_finite_counted():
+    """Quiet NumPy's warnings on a block with inf or NaN: the moments count
+    those values (``nonfinite``) and the caller refuses them by column."""
+    return np.errstate(invalid="ignore", over="ignore")
+
+
 def design_moments(x: np.ndarray, y: np.ndarray) -> dict:
     """Column moments of one block of the raw design, merged by
     :func:`combine_moments` (Chan et al.'s pairwise update of the variance)."""
     n = x.shape[0]
-    mean = x.mean(axis=0) if n else np.zeros(x.shape[1])
-    return {
-        "nobs": n,
-        "first": x[:1].copy(),
-        "min": x.min(axis=0, initial=np.inf),
-        "max": x.max(axis=0, initial=-np.inf),
-        "mean": mean,
-        "m2": ((x - mean) ** 2).sum(axis=0),
-        "sumsq": (x**2).sum(axis=0),
-        "nonzero": np.count_nonzero(x, axis=0),
-        "nonfinite": int(np.sum(~np.isfinite(x))),
-        "radius": float(np.sqrt(np.max((x**2).sum(axis=1), initial=0.0))),
-        "ysum": float(np.sum(y)),
-        "yvalues": np.unique(y),
-    }
+    with _non_finite_counted():
+        mean = x.mean(axis=0) if n else np.zeros(x.shape[1])
+        return {
+            "nobs": n,
+            "first": x[:1].copy(),
+            "min": x.min(axis=0, initial=np.inf),
+            "max": x.max(axis=0, initial=-np.inf),
+            "mean": mean,
+            "m2": ((x - mean) ** 2).sum(axis=0),
+            "sumsq": (x**2).sum(axis=0),
+            "nonzero": np.count_nonzero(x, axis=0),
+            "nonfinite": int(np.sum(~np.isfinite(x))),
+            "radius": float(np.sqrt(np.max((x**2).sum(axis=1), initial=0.0))),
+            "yvalues": np.unique(y),
+        }
 
 
 def combine_moments(left: dict, right: dict) -> dict:
@@ -65,21 +71,21 @@ def combine_moments(left: dict, right: dict) -> dict:
     n = n_a + n_b
     if n_a == 0 or n_b == 0:
         return left if n_b == 0 else right
-    delta = right["mean"] - left["mean"]
-    return {
-        "nobs": n,
-        "first": left["first"],
-        "min": np.minimum(left["min"], right["min"]),
-        "max": np.maximum(left["max"], right["max"]),
-        "mean": left["mean"] + delta * (n_b / n),
-        "m2": left["m2"] + right["m2"] + delta**2 * (n_a * n_b / n),
-        "sumsq": left["sumsq"] + right["sumsq"],
-        "nonzero": left["nonzero"] + right["nonzero"],
-        "nonfinite": left["nonfinite"] + right["nonfinite"],
-        "radius": max(left["radius"], right["radius"]),
-        "ysum": left["ysum"] + right["ysum"],
-        "yvalues": np.union1d(left["yvalues"], right["yvalues"]),
-    }
+    with _non_finite_counted():
+        delta = right["mean"] - left["mean"]
+        return {
+            "nobs": n,
+            "first": left["first"],
+            "min": np.minimum(left["min"], right["min"]),
+            "max": np.maximum(left["max"], right["max"]),
+            "mean": left["mean"] + delta * (n_b / n),
+            "m2": left["m2"] + right["m2"] + delta**2 * (n_a * n_b / n),
+            "sumsq": left["sumsq"] + right["sumsq"],
+            "nonzero": left["nonzero"] + right["nonzero"],
+            "nonfinite": left["nonfinite"] + right["nonfinite"],
+            "radius": max(left["radius"], right["radius"]),
+            "yvalues": np.union1d(left["yvalues"], right["yvalues"]),
+        }
 
 
 def scaling_from_moments(moments: dict) -> DesignScaling:

@@ -12,15 +12,19 @@ import numpy as np
 from ._compat import nullable_as_float
 
 __all__ = [
+    "DesignSummary",
+    "add_block",
     "check_choice",
     "check_design",
     "check_flag",
     "check_int",
     "check_positive_float",
     "coerce_exog",
+    "combine_summaries",
     "design_summary",
     "encode_outcome",
     "float_vector",
+    "names_from_variance",
     "prepare_endog",
     "resolve_inside",
     "row_blocks",
@@ -337,22 +341,21 @@ def check_magnitudes(minimum, maximum, names) -> None:
         )
 
 
-def check_design(exog: np.ndarray, names: list[str]) -> None:
+def check_design(summary: DesignSummary, names: list[str], nobs: int) -> None:
     """Errors for designs no fit can use; a warning naming the columns when the
     design is rank deficient (the hyperplanes are then not identified).
 
-    One pass over row blocks (:func:`design_summary`): the memory it needs is a
-    few blocks and ``(p, p)`` matrices, never a copy of the design.
+    ``summary`` comes from one pass over row blocks (:func:`design_summary`
+    in memory, the partitions' on Dask): the memory it needs is a few blocks
+    and ``(p, p)`` matrices, never a copy of the design.
     """
     from statsmodels.tools.sm_exceptions import CollinearityWarning
 
-    nobs = exog.shape[0]
     if nobs == 0:
         raise ValueError(
             "there are no observations (after dropping missing values, if "
             "missing='drop')"
         )
-    summary = design_summary(exog)
     counts = summary.n_not_finite
     if counts.any():
         listed = ", ".join(
@@ -469,33 +472,66 @@ def design_summary(exog) -> DesignSummary:
     of X to rounding, so the rank criterion of :func:`_dependent_columns`
     (a ratio of :math:`10^{-9}`) can be decided exactly as on the whole design.
     """
+    summary = DesignSummary(
+        np.zeros(exog.shape[1], dtype=np.intp),
+        np.full(exog.shape[1], np.inf),
+        np.full(exog.shape[1], -np.inf),
+        np.zeros((0, exog.shape[1])),
+    )
+    for block in _float_blocks(exog):
+        summary = add_block(summary, block)
+    return summary
+
+
+def add_block(summary: DesignSummary, block: np.ndarray) -> DesignSummary:
+    """The summary of the rows so far, ``summary``, and one more block: the
+    incremental step of the tall-skinny QR (:func:`design_summary`)."""
+    counts, minimum, maximum, r = (
+        summary.n_not_finite.copy(),
+        summary.minimum.copy(),
+        summary.maximum.copy(),
+        summary.r,
+    )
+    finite = np.isfinite(block)
+    if not finite.all():
+        counts += block.shape[0] - np.count_nonzero(finite, axis=0)
+        r = None
+    if r is None:  # non-finite rows: only the counts matter now
+        return DesignSummary(counts, minimum, maximum, None)
+    np.minimum(minimum, block.min(axis=0, initial=np.inf), out=minimum)
+    np.maximum(maximum, block.max(axis=0, initial=-np.inf), out=maximum)
+    if max(-minimum.min(initial=0.0), maximum.max(initial=0.0)) > MAX_MAGNITUDE:
+        # its squares would overflow: check_design refuses it
+        return DesignSummary(counts, minimum, maximum, None)
+    return DesignSummary(counts, minimum, maximum, _stacked_triangle(r, block))
+
+
+def combine_summaries(left: DesignSummary, right: DesignSummary) -> DesignSummary:
+    """The summary of two consecutive ranges of rows (Dask's partitions),
+    each summarised alone: the R factor of the stacked factors."""
+    counts = left.n_not_finite + right.n_not_finite
+    minimum = np.minimum(left.minimum, right.minimum)
+    maximum = np.maximum(left.maximum, right.maximum)
+    if left.r is None or right.r is None:
+        return DesignSummary(counts, minimum, maximum, None)
+    return DesignSummary(counts, minimum, maximum, _stacked_triangle(left.r, right.r))
+
+
+def _stacked_triangle(r: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """The triangular factor of ``[r; block]``."""
     from scipy.linalg import qr
 
-    n_cols = exog.shape[1]
-    counts = np.zeros(n_cols, dtype=np.intp)
-    minimum = np.full(n_cols, np.inf)
-    maximum = np.full(n_cols, -np.inf)
-    r = np.zeros((0, n_cols))
-    for block in _float_blocks(exog):
-        finite = np.isfinite(block)
-        if not finite.all():
-            counts += block.shape[0] - np.count_nonzero(finite, axis=0)
-            r = None
-        if r is None:  # non-finite rows: only the counts matter now
-            continue
-        np.minimum(minimum, block.min(axis=0), out=minimum)
-        np.maximum(maximum, block.max(axis=0), out=maximum)
-        if max(-minimum.min(initial=0.0), maximum.max(initial=0.0)) > MAX_MAGNITUDE:
-            r = None  # its squares would overflow: check_design refuses it
-            continue
-        # one Fortran-ordered buffer that LAPACK may overwrite: no further copy
-        stacked = np.empty((r.shape[0] + block.shape[0], n_cols), order="F")
-        stacked[: r.shape[0]] = r
-        stacked[r.shape[0] :] = block
-        # mode="raw" returns the (min(m, p), p) triangle; mode="r" would
-        # return a full (m, p) R, mostly zeros
-        _, r = qr(stacked, mode="raw", overwrite_a=True, check_finite=False)
-    return DesignSummary(counts, minimum, maximum, r)
+    n_cols = block.shape[1]
+    # one Fortran-ordered buffer that LAPACK may overwrite: no further copy
+    stacked = np.empty((r.shape[0] + block.shape[0], n_cols), order="F")
+    stacked[: r.shape[0]] = r
+    stacked[r.shape[0] :] = block
+    if stacked.shape[0] == 0:
+        return stacked
+    # mode="raw" returns the (min(m, p), p) triangle; mode="r" would
+    # return a full (m, p) R, mostly zeros
+    _, triangle = qr(stacked, mode="raw", overwrite_a=True, check_finite=False)
+    return triangle
 
 
 def _dependent_columns(summary: DesignSummary) -> tuple[list[int], list[int]]:
@@ -716,7 +752,16 @@ def statsmodels_exog_names(exog: np.ndarray) -> list[str]:
             deviation = block - mean
             deviation *= deviation
             squares += deviation.sum(axis=0)
-    variance = squares / max(nobs, 1)
+    return names_from_variance(squares / max(nobs, 1))
+
+
+def names_from_variance(variance: np.ndarray) -> list[str]:
+    """statsmodels' rule for an unnamed design's columns: ``const`` for the
+    first column of zero variance, ``x1, x2, ...`` for all the others (a
+    second constant column is an ``x``, so no two names are alike)."""
+    n_cols = variance.size
+    # a column with missing values has no variance to decide on: not constant
+    variance = np.where(np.isfinite(variance), variance, np.inf)
     if (variance == 0).any():
         names = [f"x{i:d}" for i in range(1, n_cols)]
         names.insert(int(variance.argmin()), "const")

@@ -96,26 +96,8 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
 
     _params_layout = f"hyperplane-major, then {FLIP_PARAM}"
 
-    def __init__(
-        self,
-        endog,
-        exog,
-        k: int = 2,
-        gamma: float = 1.0,
-        missing: str = "none",
-        inside=1,
-        **kwargs,
-    ):
-        super().__init__(
-            endog, exog, k=k, gamma=gamma, missing=missing, inside=inside, **kwargs
-        )
-        self.nparams = self.k * self.k_vars + 1
-        self.k_extra = 1
-        # every estimated parameter beyond the null's one, the flip rate
-        # included (it was left out, so the LR test's df was one short)
-        self.df_model = float(self.nparams - 1)
-        self.df_resid = float(self.nobs - self.nparams)
-        self.data.param_names = [*self.data.param_names, FLIP_PARAM]
+    # the model's own parameter after the faces' (its count: the spec's)
+    _extra_names = (FLIP_PARAM,)
 
     # ------------------------------------------------------------------ maths
     # loglikeobs, score_obs, score and hessian are PolyhedralMixtureLogit's:

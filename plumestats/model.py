@@ -12,13 +12,13 @@ from scipy.special import expit
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
 from . import _dask, _fitting
-from ._compat import FORMULA_SPEC_KEYWORDS, cache_readonly
+from ._compat import cache_readonly
 from ._covariance import BLOCK_COV_TYPES, COV_TYPES
+from ._data import check_given, finish_arrays, prepare_arrays
 from ._design import as_design
 from ._em import EMOptions
 from ._formula_data import (
     announce_transform_drops,
-    check_design_values,
     check_formula_outcome,
     eval_env_for_statsmodels,
     formula_columns,
@@ -26,7 +26,7 @@ from ._formula_data import (
     precheck_formula_data,
     refuse_numbers_as_text,
 )
-from ._memory import check_fit_memory, check_parameter_count
+from ._memory import check_fit_memory
 from ._msteps import MSTEPS
 from ._prediction import predict_rows
 from ._progress import FitProgress, check_progress
@@ -40,13 +40,8 @@ from ._validation import (
     check_identified,
     check_int,
     check_positive_float,
-    coerce_exog,
-    encode_outcome,
-    precheck_data,
-    prepare_endog,
     require_estimation_data,
     resolve_inside,
-    statsmodels_exog_names,
 )
 
 __all__ = [
@@ -56,10 +51,6 @@ __all__ = [
 ]
 
 PREDICT_WHICH = ("mean", "var", "decision", "gate", "expert", "linear")
-# what statsmodels' from_formula passes on to the model, besides our arguments
-_FORMULA_KEYWORDS = frozenset({"missing_idx", "formula", "hasconst"}) | (
-    FORMULA_SPEC_KEYWORDS
-)
 DIRECT_METHODS = ("newton", "bfgs", "lbfgs", "ncg", "cg", "nm", "powell")
 FIT_METHODS = ("em", *DIRECT_METHODS)
 
@@ -178,117 +169,53 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         k = check_int(k, "k")
         gamma = check_gamma(gamma, hard=self._hard_variant)
         check_choice(missing, "missing", ("none", "drop", "raise"))
-        if exog is None:
-            raise ValueError("exog is required; pass a design with a constant column")
-        if endog is None or np.ndim(endog) == 0:
-            raise ValueError(
-                "endog must hold one outcome per observation (an array, list or "
-                f"Series), got {'None' if endog is None else type(endog).__name__}"
-            )
-        unknown = set(kwargs) - _FORMULA_KEYWORDS
-        if unknown:
-            raise TypeError(
-                f"{type(self).__name__} got unexpected keyword arguments: "
-                f"{sorted(unknown)}"
-            )
+        check_given(self, endog, exog, kwargs)
         self._exog_named = hasattr(exog, "columns")
-        if not _dask.is_dask_collection(exog):
-            exog = coerce_exog(exog)
-        if np.ndim(exog) == 2:
-            check_parameter_count(k, int(exog.shape[1]))
         if _dask.is_dask_collection(endog) or _dask.is_dask_collection(exog):
             # the data stay on the Dask workers; see plumestats._dask
-            _dask.init_dask_model(
-                self, endog, exog, k=k, gamma=gamma, missing=missing, inside=inside
-            )
-            return
-        if np.size(endog) == 0:
-            raise ValueError(
-                "there are no observations: endog is empty (after dropping missing "
-                "values, if missing='drop')"
-            )
-        if np.size(endog) == 1:
-            raise ValueError("there is only 1 observation; a fit needs both classes")
-        from_formula = "formula" in kwargs
-        if from_formula and "missing_idx" not in kwargs:
-            raise TypeError(
-                "formula= is set by from_formula; to fit a formula use "
-                "ps.plume(formula, data, ...) (or "
-                f"{type(self).__name__}.from_formula)"
-            )
-        if from_formula:  # patsy has built the design: name a term's inf
-            check_design_values(exog, missing)
+            y01, summary = _dask.read_collections(self, endog, exog, k, missing)
         else:
-            if np.shape(endog)[0] != np.shape(exog)[0]:
-                raise ValueError(
-                    f"endog has {np.shape(endog)[0]} rows but exog has "
-                    f"{np.shape(exog)[0]}: give one outcome per row of the design"
-                )
-            precheck_data(endog, exog, missing)
-            if np.ndim(endog) == 2 and np.shape(endog)[1] != 1:
-                raise ValueError(
-                    f"endog must be one column of outcomes, got {np.shape(endog)[1]} "
-                    "columns"
-                )
-        endog, prepared_mapping = prepare_endog(endog)
-        n_given = np.shape(endog)[0]
-        super().__init__(endog, exog, missing=missing, **kwargs)
-        # GenericLikelihoodModel copies every keyword onto the instance; the patsy
-        # design info cannot be pickled and already lives on self.data, which
-        # knows how to pickle it (as for statsmodels' own formula models).
-        for keyword in FORMULA_SPEC_KEYWORDS:
-            self.__dict__.pop(keyword, None)
-        self.k = k
-        self.gamma = gamma
-        try:
-            y01, mapping, yname = encode_outcome(self.endog, self.data.ynames)
-        except ValueError as exc:
-            # rows dropped here by statsmodels, and before by patsy (formulas)
-            dropped = n_given - self.endog.shape[0]
-            if kwargs.get("missing_idx") is not None:
-                dropped += int(np.sum(kwargs["missing_idx"]))
-            if missing != "drop" or dropped == 0:
-                raise
-            raise ValueError(
-                f"{exc} (after missing='drop' removed {dropped} "
-                f"row{'s' if dropped != 1 else ''} with missing values)"
-            ) from exc
-        self.endog = y01
-        if self.endog.ndim != np.ndim(self.data.endog):
-            # a formula's string outcome came as indicator columns: one name now
-            self.data.ynames = yname
-        self.outcome_mapping = prepared_mapping or mapping
-        if (
-            isinstance(self.data.orig_exog, np.ndarray)
-            and self.data.orig_exog.dtype.names is None
-        ):
-            # statsmodels would name the columns from exog.var(0), an (n, p)
-            # temporary; the same names, computed by row blocks
-            self.data.xnames = statsmodels_exog_names(self.exog)
-        check_design(self.exog, list(self.exog_names))
-        self.inside = inside
+            endog, exog, mapping, n_given = prepare_arrays(
+                endog, exog, k, missing, kwargs
+            )
+            super().__init__(endog, exog, missing=missing, **kwargs)
+            y01, summary = finish_arrays(self, mapping, n_given, missing, kwargs)
+        self._set_up(k, gamma, inside, y01, summary)
+
+    def _set_up(self, k: int, gamma: float, inside, y01, summary) -> None:
+        """What every model sets from its data, whatever holds them: the design
+        checks (errors, and warnings naming the columns), the spec, the
+        outcome coded for the inside class, the counts and the names."""
+        self.nobs, self.k_vars = (int(n) for n in self.exog.shape)
+        check_design(summary, list(self.exog_names), self.nobs)
+        self.k, self.gamma, self.inside = k, gamma, inside
         self._inside_code = resolve_inside(inside, self.outcome_mapping)
         # +1 for the class inside the polyhedron, -1 outside
         sign = 1.0 if self._inside_code == 1 else -1.0
         self.spec = ModelSpec(k, self._gate(gamma), sign, flips=self._flips)
-        self._y_inside = 2.0 * y01
-        self._y_inside -= 1.0  # in place: one outcome-sized array, not three
-        self._y_inside *= sign
-        self.nobs = self.exog.shape[0]
-        self.k_vars = self.exog.shape[1]
-        self.nparams = self.k * self.k_vars
-        self.k_extra = 0
+        self.endog = y01
+        y_inside = 2.0 * y01
+        y_inside -= 1.0  # in place in memory: one outcome-sized array, not three
+        y_inside *= sign
+        self._y_inside = y_inside
+        self.nparams = self.spec.n_params(self.k_vars)
+        self.k_extra = self.spec.n_extra
         # as statsmodels' discrete models (rank - 1 whatever the constant): the
-        # LR test's null, llnull, is the intercept-only logit, one parameter
+        # LR test's null, llnull, is the intercept-only logit, one parameter;
+        # every other estimated parameter counts (a flip rate too)
         self.df_model = float(self.nparams - 1)
         self.df_resid = float(self.nobs - self.nparams)
-        self.data.param_names = [
-            f"h{i + 1}:{name}" for i in range(self.k) for name in self.exog_names
-        ]
+        faces = [f"h{i + 1}:{name}" for i in range(k) for name in self.exog_names]
+        self.data.param_names = faces + list(self._extra_names)
         self._init_keys.extend(["k", "gamma", "inside"])
         self._data_attr.append("_y_inside")
+        if _dask.is_dask_collection(self.exog):
+            self._row_source = _dask.rows_of(self, summary)
 
-    # a Dask-backed model's partitions (plumestats._dask.DaskBlocks)
+    # the names of the parameters beyond the faces' (the flip rate's logit)
+    _extra_names: tuple = ()
+
+    # a Dask-backed model's partitions (plumestats._dask.DaskRows)
     _row_source = None
 
     def initialize(self):
