@@ -99,7 +99,7 @@ def test_every_source_gives_the_same_fit(variant, kind):
         assert res.df_model == reference.df_model == res.params.size - 1
         assert_allclose(res.params, reference.params, rtol=RTOL, atol=1e-9)
         assert_allclose(res.llf, reference.llf, rtol=RTOL)
-        assert_allclose(res.bse, reference.bse, rtol=1e-7, equal_nan=True)
+        assert_allclose(res.bse, reference.bse, rtol=RTOL, equal_nan=True)
 
 
 @pytest.mark.parametrize("variant", ["soft", "hard"])
