@@ -140,12 +140,19 @@ def _make_results(
         warn_singular_information(singular, stacklevel=caller_stacklevel())
     retvals["separation"] = separated
     retvals["information_singular"] = singular
-    diagnostics = None
-    if neg_hess.shape[0] == params.size and params.size == model.k * model.k_vars:
-        diagnostics = compute_diagnostics(
-            model, params, neg_hess, grad, retvals, settings["alpha"], data_sums
-        )
-        warn_diagnostics(diagnostics, stacklevel=caller_stacklevel())
+    # a parameter held at its boundary (the flip rate at 0) is not estimated:
+    # the diagnostics read the information of the others
+    free = slice(None, params.size - 1 if boundary else None)
+    diagnostics = compute_diagnostics(
+        model,
+        params[: model.k * model.k_vars],
+        neg_hess[free, free],
+        grad[free],
+        retvals,
+        settings["alpha"],
+        data_sums,
+    )
+    warn_diagnostics(diagnostics, stacklevel=caller_stacklevel())
     mlefit = LikelihoodModelResults(model, params, normalized_cov_params=cov, scale=1.0)
     mlefit.mle_retvals = retvals
     mlefit.mle_settings = settings

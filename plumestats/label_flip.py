@@ -302,10 +302,6 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
     rademacher_bound = bootstrap = responsibilities = _plume_only
     face_shares = _plume_only
 
-    @property
-    def diagnostics(self):
-        self._plume_only()
-
     def summary(self, yname=None, xname=None, title=None, alpha: float = 0.05):
         """Summary tables: the header, one block per hyperplane, the flip rate."""
         from ._summary import build_summary
