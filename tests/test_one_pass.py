@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import plumestats.api as ps
-from plumestats import _build, _problem, model as model_module
+from plumestats import _build, _problem
+from plumestats import model as model_module
 
 
 @pytest.fixture
@@ -55,8 +56,9 @@ def _touch_results(res) -> None:
     res.pred_table()
     for name in ("llf", "llnull", "llr", "llr_pvalue", "prsquared", "aic", "bic"):
         np.asarray(getattr(res, name))
-    res.bse, res.tvalues, res.pvalues, res.conf_int(), res.cov_params()
-    res.diagnostics
+    read = (res.bse, res.tvalues, res.pvalues, res.conf_int(), res.cov_params())
+    assert all(item is not None for item in read)
+    assert res.diagnostics.condition_number > 0
 
 
 @pytest.mark.parametrize(
