@@ -17,8 +17,7 @@ from statsmodels.tools.sm_exceptions import (
 )
 
 from ._inference import check_alpha
-from ._parallel import effective_n_jobs, run_tasks
-from ._progress import check_progress, progress_bar
+from ._parallel import check_progress, effective_n_jobs, progress_bar, run_tasks
 
 __all__ = ["BootstrapResults", "align_experts", "run_bootstrap"]
 

@@ -14,7 +14,7 @@ from statsmodels.tools.sm_exceptions import ConvergenceWarning
 from ._diagnostics import DECREMENT_LIMIT
 from ._em import separating
 from ._fitting import as_rng, build_problem, user_start
-from ._progress import FitProgress
+from ._parallel import FitProgress
 from ._start import make_start, start_methods
 
 __all__ = ["OPTIMIZER_OPTIONS", "fit_direct"]
@@ -47,7 +47,7 @@ def fit_direct(
 ):
     """One of statsmodels' optimisers directly on the observed log-likelihood,
     using the analytic score and Hessian (one run on ``progress``'s bar, a
-    :class:`~plumestats._progress.FitProgress`)."""
+    :class:`~plumestats._parallel.FitProgress`)."""
     unknown = set(optimizer_kwargs) - set(OPTIMIZER_OPTIONS[method])
     if unknown:
         raise TypeError(

@@ -15,11 +15,16 @@ import numpy as np
 from scipy.special import logit
 
 from ._em import run_em
+from ._parallel import FitProgress
 from ._problem import Problem
-from ._progress import FitProgress
-from ._reseat import reseat_faces
 from ._rows import InMemoryRows
-from ._start import _START_MAX_ROWS, make_start, sample_rows, start_methods
+from ._start import (
+    _START_MAX_ROWS,
+    make_start,
+    reseat_faces,
+    sample_rows,
+    start_methods,
+)
 from ._validation import float_vector
 
 __all__ = [
@@ -179,12 +184,12 @@ def em_runs(
     progress=None,
 ):
     """EM from one or several starts, then up to ``reseat`` re-seating moves
-    from the best (:mod:`plumestats._reseat`): the problem, its scaling, one
+    from the best (:mod:`plumestats._start`): the problem, its scaling, one
     trace per start and one per move (:func:`best_run` picks the best). With
     label flips, each is the label-flip run started from a PLUME run.
 
     With ``disp`` (and several starts) a line after each run says where it
-    ended. ``progress`` (a :class:`~plumestats._progress.FitProgress`, whose
+    ended. ``progress`` (a :class:`~plumestats._parallel.FitProgress`, whose
     callback ``options`` carries) counts the runs on a bar.
     """
     problem, scaling = build_problem(model, alpha, chunksize)

@@ -19,6 +19,7 @@ loading would have to run as code, is refused at export.
 from __future__ import annotations
 
 import json
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,15 @@ from ._formula_safety import UnsafeFormulaError, check_safe_formula
 from ._json_codec import decode, encode
 from ._spec import ModelSpec
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "load_json", "results_from_json", "to_json"]
+__all__ = [
+    "EXPORTABLE",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "load_json",
+    "register_exportable",
+    "results_from_json",
+    "to_json",
+]
 
 FORMAT = "plumestats-results"
 FORMAT_VERSION = 1
@@ -87,21 +96,16 @@ _MODEL_DATA_ATTR = ["exog", "endog", "data.exog", "data.endog", "_y_inside"]
 _RETVALS_LEFT_OUT = ("allvecs",)
 
 
-def _classes() -> dict:
-    from .hard import HardPolyhedralLogit
-    from .label_flip import LabelFlipPolyhedralLogit, LabelFlipPolyhedralLogitResults
-    from .model import PolyhedralMixtureLogit
-    from .results import PolyhedralMixtureLogitResults
+# The model classes an export can name, each with its results and wrapper
+# classes. Their modules register them (register_exportable), so that this
+# module imports none of them and the results can import it: no import cycle.
+EXPORTABLE: dict[str, tuple[type, type, type]] = {}
 
-    plume = PolyhedralMixtureLogitResults
-    return {
-        "PolyhedralMixtureLogit": (PolyhedralMixtureLogit, plume),
-        "HardPolyhedralLogit": (HardPolyhedralLogit, plume),
-        "LabelFlipPolyhedralLogit": (
-            LabelFlipPolyhedralLogit,
-            LabelFlipPolyhedralLogitResults,
-        ),
-    }
+
+def register_exportable(model_cls: type, results_cls: type, wrapper_cls: type) -> None:
+    """Let :func:`to_json` export fits of ``model_cls`` and :func:`load_json`
+    rebuild them."""
+    EXPORTABLE[model_cls.__name__] = (model_cls, results_cls, wrapper_cls)
 
 
 # ------------------------------------------------------------------ export
@@ -110,7 +114,7 @@ def to_json(results) -> str:
     results = getattr(results, "_results", results)
     model = results.model
     name = type(model).__name__
-    if name not in _classes():
+    if name not in EXPORTABLE:
         raise ExportError(f"a {name} cannot be exported to JSON")
     document = {
         "format": FORMAT,
@@ -123,9 +127,10 @@ def to_json(results) -> str:
 
 
 def _version() -> str:
-    from . import __version__
-
-    return __version__
+    try:
+        return version("plumestats")
+    except PackageNotFoundError:  # a source tree, not installed
+        return "0+unknown"
 
 
 def _model_part(model) -> dict:
@@ -257,13 +262,10 @@ def results_from_json(text: str, source: str = "the JSON text"):
 
 
 def _rebuild(model_part: dict, results_part: dict):
-    from .results import PolyhedralMixtureLogitResultsWrapper
-
-    classes = _classes()
     name = model_part["class"]
-    if name not in classes:
+    if name not in EXPORTABLE:
         raise ValueError(f"unknown model class {name!r}")
-    model_cls, results_cls = classes[name]
+    model_cls, results_cls, wrapper_cls = EXPORTABLE[name]
     model = model_cls.__new__(model_cls)
     vars(model).update(_model_state(model_part))
     model.data = _model_data(model_part)
@@ -300,9 +302,6 @@ def _rebuild(model_part: dict, results_part: dict):
     if diagnostics is not None:
         state["_diagnostics"] = FitDiagnostics(**_mapping(decode(diagnostics)))
     vars(results).update(state)
-    wrapper_cls = PolyhedralMixtureLogitResultsWrapper
-    if name == "LabelFlipPolyhedralLogit":
-        from .label_flip import LabelFlipPolyhedralLogitResultsWrapper as wrapper_cls
     return wrapper_cls(results)
 
 

@@ -6,8 +6,13 @@ import numbers
 
 import numpy as np
 
+from ._sharing import register_exportable
 from ._spec import HardGate
 from .model import PolyhedralMixtureLogit
+from .results import (
+    PolyhedralMixtureLogitResults,
+    PolyhedralMixtureLogitResultsWrapper,
+)
 
 __all__ = ["HardPolyhedralLogit"]
 
@@ -43,22 +48,31 @@ class HardPolyhedralLogit(PolyhedralMixtureLogit):
     function", ACML 2010.
     """
 
-    def _gate(self, gamma: float) -> HardGate:
-        return HardGate()
-
     def __init__(
         self, endog, exog, k: int = 2, missing: str = "none", inside=1, **kwargs
     ):
-        # gamma = inf defines the model; a finite one is PLUME's
         gamma = kwargs.pop("gamma", np.inf)
+        super().__init__(
+            endog, exog, k=k, gamma=gamma, missing=missing, inside=inside, **kwargs
+        )
+        self._init_keys.remove("gamma")  # not a setting of this model
+
+    def _check_gamma(self, gamma) -> float:
+        # gamma = inf defines the model; a finite one is PLUME's
         if not (isinstance(gamma, numbers.Real) and gamma == np.inf):
             raise TypeError(
                 f"{type(self).__name__} has gamma = inf by definition (hard "
                 f"gating) and takes no gamma; got gamma={gamma!r}. For a finite "
                 "gamma use PolyhedralMixtureLogit(..., gamma=...)"
             )
-        super().__init__(
-            endog, exog, k=k, gamma=1.0, missing=missing, inside=inside, **kwargs
-        )
-        self.gamma = np.inf
-        self._init_keys.remove("gamma")
+        return np.inf
+
+    def _gate(self, gamma: float) -> HardGate:
+        return HardGate()
+
+
+register_exportable(
+    HardPolyhedralLogit,
+    PolyhedralMixtureLogitResults,
+    PolyhedralMixtureLogitResultsWrapper,
+)

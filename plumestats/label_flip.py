@@ -29,6 +29,7 @@ from ._compat import cache_readonly
 from ._diagnostics import caller_stacklevel
 from ._inference import check_alpha
 from ._objectives import BOUNDARY_LAM
+from ._sharing import register_exportable
 from ._validation import check_choice, check_positive_float
 from .model import PolyhedralMixtureLogit
 from .results import PolyhedralMixtureLogitResults, PolyhedralMixtureLogitResultsWrapper
@@ -316,4 +317,9 @@ class LabelFlipPolyhedralLogitResultsWrapper(PolyhedralMixtureLogitResultsWrappe
 
 wrap.populate_wrapper(
     LabelFlipPolyhedralLogitResultsWrapper, LabelFlipPolyhedralLogitResults
+)
+register_exportable(
+    LabelFlipPolyhedralLogit,
+    LabelFlipPolyhedralLogitResults,
+    LabelFlipPolyhedralLogitResultsWrapper,
 )

@@ -28,8 +28,9 @@ from ._formula_data import (
 )
 from ._memory import check_fit_memory
 from ._msteps import MSTEPS
+from ._parallel import FitProgress, check_progress
 from ._prediction import predict_rows
-from ._progress import FitProgress, check_progress
+from ._sharing import register_exportable
 from ._spec import HardGate, ModelSpec, SoftGate
 from ._start import INIT_METHODS, make_start
 from ._validation import (
@@ -42,6 +43,10 @@ from ._validation import (
     check_positive_float,
     require_estimation_data,
     resolve_inside,
+)
+from .results import (
+    PolyhedralMixtureLogitResults,
+    PolyhedralMixtureLogitResultsWrapper,
 )
 
 __all__ = [
@@ -167,7 +172,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         **kwargs,
     ):
         k = check_int(k, "k")
-        gamma = check_gamma(gamma, hard=self._hard_variant)
+        gamma = self._check_gamma(gamma)
         check_choice(missing, "missing", ("none", "drop", "raise"))
         check_given(self, endog, exog, kwargs)
         self._exog_named = hasattr(exog, "columns")
@@ -280,6 +285,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             used = data if subset is None else data.loc[subset]
             announce_transform_drops(model, used, formula, stacklevel=2)
         return model
+
+    def _check_gamma(self, gamma) -> float:
+        """This model class's gamma, checked (the hard model's is inf)."""
+        return check_gamma(gamma, hard=self._hard_variant)
 
     def _gate(self, gamma: float) -> SoftGate | HardGate:
         """The gate of this model class (the hard model's is SPLA1's)."""
@@ -803,14 +812,12 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         return results
 
     # the results of a fit (a variant's own, for label flips)
-    @property
-    def _results_class(self):
-        from .results import PolyhedralMixtureLogitResults
+    _results_class = PolyhedralMixtureLogitResults
+    _results_wrapper = PolyhedralMixtureLogitResultsWrapper
 
-        return PolyhedralMixtureLogitResults
 
-    @property
-    def _results_wrapper(self):
-        from .results import PolyhedralMixtureLogitResultsWrapper
-
-        return PolyhedralMixtureLogitResultsWrapper
+register_exportable(
+    PolyhedralMixtureLogit,
+    PolyhedralMixtureLogitResults,
+    PolyhedralMixtureLogitResultsWrapper,
+)

@@ -121,7 +121,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
 
     @cache_readonly
     def _leverage(self) -> np.ndarray:
-        from ._influence import generalised_leverage
+        from ._covariance import generalised_leverage
 
         return generalised_leverage(
             self.model, np.asarray(self.params, dtype=float), self.normalized_cov_params
@@ -419,7 +419,7 @@ class PolyhedralMixtureLogitResults(GenericLikelihoodModelResults):
         and of the observation scores in the outcome; with ``k=1`` every
         measure equals ``Logit``'s.
         """
-        from ._influence import PolyhedralInfluence
+        from ._covariance import PolyhedralInfluence
 
         self._sample_design()
         # the leverage of the fit's own information (penalty included), which

@@ -25,12 +25,11 @@ from ._candidate_fits import (
     fit_candidates,
     formula_refit,
     one_seed,
+    stratified_folds,
 )
-from ._cv import stratified_folds
 from ._fitting import as_rng
 from ._formula_data import captured_namespace
-from ._parallel import effective_n_jobs
-from ._progress import check_progress
+from ._parallel import check_progress, effective_n_jobs
 from ._validation import (
     as_grid,
     check_choice,

@@ -14,7 +14,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import plumestats.api as ps
-from plumestats._progress import Lines, check_progress
+from plumestats._parallel import Lines, check_progress
 from plumestats.cli import main
 
 

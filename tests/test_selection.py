@@ -16,7 +16,7 @@ from scipy import stats
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 from plumestats import LabelFlipPolyhedralLogit
-from plumestats._cv import stratified_folds
+from plumestats._candidate_fits import stratified_folds
 from plumestats.api import (
     compare_lr_test,
     plume,
