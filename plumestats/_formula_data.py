@@ -17,11 +17,13 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-from patsy import EvalEnvironment, ModelDesc
+from patsy import EvalEnvironment, ModelDesc, PatsyError
 from patsy.eval import ast_names
 
 from ._compat import STATSMODELS_EVAL_ENV_MAPPING
-from ._validation import _count_not_kept, _raise_if_bad, _refuse_complex
+from ._dask import is_dask_collection
+from ._diagnostics import caller_stacklevel
+from ._validation import _count_not_kept, _raise_if_bad, _refuse_complex, check_choice
 
 __all__ = [
     "announce_transform_drops",
@@ -30,6 +32,7 @@ __all__ = [
     "check_formula_outcome",
     "eval_env_for_statsmodels",
     "formula_columns",
+    "model_from_formula",
     "numpy_backed",
     "precheck_formula_data",
     "refuse_numbers_as_text",
@@ -276,7 +279,7 @@ def check_design_values(exog, missing: str) -> None:
     )
 
 
-def announce_transform_drops(model, data, formula: str, stacklevel: int) -> None:
+def announce_transform_drops(model, data, formula: str) -> None:
     """A ``ValueWarning`` counting the rows that ``missing='drop'`` dropped
     although their data were complete: a transform made them NaN (``np.log``
     of a negative value). Rows dropped for missing values in the data are
@@ -299,5 +302,55 @@ def announce_transform_drops(model, data, formula: str, stacklevel: int) -> None
         f"missing='drop' dropped them{also}: {model.nobs} of {len(data)} rows are "
         "used. Check the transforms, or pass missing='raise' to stop at such rows.",
         ValueWarning,
-        stacklevel=stacklevel + 1,
+        stacklevel=caller_stacklevel(),
     )
+
+
+def model_from_formula(build, formula, data, subset, drop_cols, *args, **kwargs):
+    """:meth:`PolyhedralMixtureLogit.from_formula`: the checks before patsy
+    and after it, around ``build``, statsmodels' ``from_formula`` of the
+    model class."""
+    kwargs["eval_env"] = eval_env_for_statsmodels(
+        kwargs.get("eval_env"), frames_below=2
+    )
+    missing = kwargs.get("missing", "drop")
+    check_choice(missing, "missing", ("none", "drop", "raise"))
+    if is_dask_collection(data):
+        raise TypeError(
+            "formulas need an in-memory DataFrame (patsy); for a Dask "
+            "DataFrame build the design with Dask operations and pass "
+            "PolyhedralMixtureLogit(ddf['y'], ddf[columns].assign(Intercept=1.0)"
+            ", k=...): see the user guide's page on large data"
+        )
+    if isinstance(data, Mapping):
+        # a dict of columns, as statsmodels' own formulas took it (0.15
+        # deprecates dicts there, so they become a frame here)
+        data = pd.DataFrame(data)
+    if len(data) == 0:
+        raise ValueError("there are no observations: the data frame is empty")
+    try:
+        check_formula_outcome(formula)
+        if isinstance(data, pd.DataFrame):
+            # patsy cannot read pd.NA or the "boolean" dtype
+            data = numpy_backed(data, formula_columns(formula, data.columns))
+        precheck_formula_data(formula, data, missing)
+        refuse_numbers_as_text(formula, data)
+        # a transform's NaN (np.log of a negative) is announced below, with
+        # its count, instead of numpy's RuntimeWarning
+        with np.errstate(divide="ignore", invalid="ignore"):
+            model = build(formula, data, subset, drop_cols, *args, **kwargs)
+    except PatsyError as exc:
+        hint = ""
+        if "NameError" in str(exc):
+            hint = (
+                "\nA name that is not a column of the data is looked up where "
+                "the formula was given (eval_env): define it there, or add it "
+                "as a column."
+            )
+        raise ValueError(
+            f"could not build the design from the formula {formula!r}: {exc}{hint}"
+        ) from exc
+    if missing == "drop":
+        used = data if subset is None else data.loc[subset]
+        announce_transform_drops(model, used, formula)
+    return model

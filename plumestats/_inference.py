@@ -14,9 +14,12 @@ import numbers
 import re
 
 import numpy as np
+import pandas as pd
 from patsy import DesignInfo, PatsyError
+from statsmodels.stats.contrast import WaldTestResults
 
 from ._compat import formula_spec, term_slices
+from ._validation import check_choice
 
 __all__ = ["check_alpha", "parse_constraints", "term_constraints"]
 
@@ -204,3 +207,155 @@ def _constraint_message(model, r_matrix, exc: Exception) -> str:
         f"are named {pattern} with column one of {columns}{extra}; e.g. "
         f"'h1:{model.exog_names[-1]} = 0'"
     )
+
+
+class InferenceMixin:
+    """statsmodels' tests and intervals, with constraints named by parameter
+    (``"h1:x1 = h2:x1"``), as methods of
+    :class:`~plumestats.results.PolyhedralMixtureLogitResults`."""
+
+    def conf_int(self, alpha: float = 0.05, *, method: str = "wald"):
+        """Confidence intervals of the parameters.
+
+        Parameters
+        ----------
+        alpha : float
+            One minus the confidence level, strictly between 0 and 1.
+        method : {"wald", "bootstrap"}
+            ``"wald"``: ``params +- z * bse`` with the fit's ``cov_type``;
+            ``"bootstrap"``: percentile intervals of the last
+            :meth:`bootstrap`.
+        """
+        check_choice(method, "method", ("wald", "bootstrap"))
+        alpha = check_alpha(alpha)
+        if method == "wald":
+            return super().conf_int(alpha)
+        return self._require_bootstrap().conf_int(alpha).to_numpy()
+
+    def t_test(self, r_matrix, cov_p=None, use_t=None):
+        """Wald (z) tests of linear constraints, as statsmodels' ``t_test``.
+
+        Parameters
+        ----------
+        r_matrix : str, list of str, dict, array_like or (R, q) tuple
+            The constraints; by name, e.g. ``"h1:x1 = h2:x1"`` (with ``k=1``
+            also ``"x1 = 0"``). A name that is not a parameter's gives a
+            ``ValueError`` that lists the valid ones.
+        cov_p : array_like, optional
+            Covariance to use instead of ``cov_params()``.
+        use_t : bool, optional
+            Use the t distribution (default: the fit's ``use_t``, False).
+
+        Returns
+        -------
+        statsmodels.stats.contrast.ContrastResults
+        """
+        r_matrix = parse_constraints(self.model, r_matrix)
+        return super().t_test(r_matrix, cov_p=cov_p, use_t=use_t)
+
+    def f_test(self, r_matrix, cov_p=None, invcov=None):
+        """Joint F test of linear constraints, as statsmodels' ``f_test``;
+        ``r_matrix`` as for
+        :meth:`~plumestats.api.PolyhedralMixtureLogitResults.t_test`."""
+        r_matrix = parse_constraints(self.model, r_matrix)
+        return super().f_test(r_matrix, cov_p=cov_p, invcov=invcov)
+
+    def wald_test(
+        self,
+        r_matrix,
+        cov_p=None,
+        invcov=None,
+        use_f=None,
+        df_constraints=None,
+        scalar: bool = True,
+    ):
+        """Joint Wald test of linear constraints, as statsmodels'
+        ``wald_test``; ``r_matrix`` as for
+        :meth:`~plumestats.api.PolyhedralMixtureLogitResults.t_test`."""
+        r_matrix = parse_constraints(self.model, r_matrix)
+        return super().wald_test(
+            r_matrix,
+            cov_p=cov_p,
+            invcov=invcov,
+            use_f=use_f,
+            df_constraints=df_constraints,
+            scalar=scalar,
+        )
+
+    def t_test_pairwise(self, term_name, *args, **kwargs):
+        """statsmodels' pairwise tests of a categorical term's levels, for
+        ``k=1``; with several hyperplanes a level has one coefficient in each,
+        so name them in
+        :meth:`~plumestats.api.PolyhedralMixtureLogitResults.t_test` instead
+        (``"h2:C(g)[T.b] = 0"``)."""
+        if self.k > 1:
+            raise NotImplementedError(
+                f"t_test_pairwise compares the levels of one coefficient block; "
+                f"with k={self.k} each level has one coefficient per hyperplane: "
+                "test them with t_test, naming the hyperplane, e.g. "
+                "'h1:C(g)[T.c] - h1:C(g)[T.b] = 0'"
+            )
+        return super().t_test_pairwise(term_name, *args, **kwargs)
+
+    def wald_test_terms(
+        self,
+        skip_single: bool = False,
+        extra_constraints=None,
+        combine_terms=None,
+        scalar: bool = True,
+    ):
+        """Joint Wald tests that each term's coefficients are zero in every
+        hyperplane.
+
+        As statsmodels' ``wald_test_terms``, whose terms are column slices of
+        the design, i.e. of the first hyperplane's block only. Here a term's
+        test covers its columns in all K blocks, ``K * (columns of the term)``
+        constraints; with ``k=1`` the table equals ``Logit``'s.
+
+        Parameters
+        ----------
+        skip_single : bool, default False
+            Leave out the terms of a single design column (for K > 1 their
+            test still has K constraints, one per hyperplane).
+        extra_constraints : list of (str, ndarray), optional
+            More tests, as ``(name, constraint matrix)`` with one column per
+            parameter (``len(params)``).
+        combine_terms : list of str, optional
+            Each string gives one more joint test, of every term whose name
+            contains it (of every column, without a formula), in every
+            hyperplane.
+        scalar : bool, default True
+            Return each statistic as a float (passed to :meth:`wald_test`).
+
+        Returns
+        -------
+        statsmodels.stats.contrast.WaldTestResults
+            ``table``: a DataFrame with one row per test and the columns
+            ``statistic``, ``pvalue`` and ``df_constraint`` (printed as
+            ``chi2``, ``P>chi2``, ``df constraint``).
+
+        Notes
+        -----
+        Terms come from the formula (``Intercept``, ``C(g)``, ``x1``, ...);
+        without one each design column is a term. The label-flip model's
+        ``flip_logit`` belongs to no term; test it with :meth:`wald_test`.
+        """
+        constraints, combined = term_constraints(
+            self.model, len(self.params), bool(skip_single), combine_terms or []
+        )
+        use_t = bool(self.use_t)
+        rows, index = [], []
+        for name, matrix in [*constraints, *combined, *(extra_constraints or [])]:
+            test = self.wald_test(matrix, scalar=scalar)
+            # the rank-adjusted number of constraints, as statsmodels reports
+            df_constraint = int(test.df_num if use_t else test.df_denom)
+            row = [test.statistic, test.pvalue, df_constraint]
+            if use_t:
+                row.append(test.df_denom)
+            rows.append(row)
+            index.append(name)
+        columns = ["statistic", "pvalue", "df_constraint"]
+        if use_t:
+            columns.append("df_denom")
+        table = pd.DataFrame(rows, index=index, columns=columns)
+        return WaldTestResults(None, ["chi2", "F"][use_t], None, table=table)

@@ -25,6 +25,7 @@ from ._likelihood import (
     gate_probabilities,
     predict_mean,
 )
+from ._objectives import FlipObjective, PlumeObjective
 
 __all__ = ["HardGate", "ModelSpec", "SoftGate"]
 
@@ -128,6 +129,4 @@ class ModelSpec:
 
     def objective(self):
         """The per-row maths of this model (:mod:`plumestats._objectives`)."""
-        from ._objectives import FlipObjective, PlumeObjective
-
         return FlipObjective(self) if self.flips else PlumeObjective(self)

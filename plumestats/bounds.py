@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 __all__ = ["HoldoutBound", "RademacherBound", "holdout_bound", "rademacher_bound"]
@@ -304,3 +305,106 @@ def holdout_bound(errors: int, nobs: int, delta: float = 0.05) -> HoldoutBound:
         error_rate=errors / nobs,
         delta=float(delta),
     )
+
+
+class BoundsMixin:
+    """The bounds as methods of
+    :class:`~plumestats.results.PolyhedralMixtureLogitResults`."""
+
+    def rademacher_bound(self, delta: float = 0.05) -> RademacherBound:
+        """The paper's Rademacher generalisation bound at the estimates.
+
+        See :func:`~plumestats.api.rademacher_bound` for the formula and for how
+        the bias terms are treated (augmented vectors). Not defined for the hard
+        model (gamma is infinite there).
+        """
+        if not np.isfinite(self.gamma):
+            raise ValueError(
+                "the Rademacher bound is for PLUME's soft gate; with hard gating "
+                "(gamma = infinity) it is infinite"
+            )
+        return rademacher_bound(
+            self.hyperplanes.to_numpy(),
+            None,
+            -self.llf / self.nobs,
+            self.gamma,
+            delta,
+            radius=self._radius,
+            nobs=self.nobs,
+        )
+
+    def holdout_bound(
+        self, test_data, delta: float = 0.05, threshold: float = 0.5
+    ) -> HoldoutBound:
+        """Test-set bound on the misclassification rate (binomial tail inversion).
+
+        With probability at least ``1 - delta`` over a test sample drawn
+        independently of the fit, the classifier ``P(y = 1 | x) > threshold``
+        misclassifies at most a share ``bound`` of the population; see
+        :func:`~plumestats.api.holdout_bound`. A non-vacuous companion to
+        :meth:`rademacher_bound`, which needs no fresh data but is almost always
+        above 1 and changes with the units of the features.
+
+        Parameters
+        ----------
+        test_data : DataFrame or tuple (endog, exog)
+            Held-out data: for a formula model a DataFrame with the outcome and
+            the formula's columns; otherwise (or also) a pair ``(endog, exog)``
+            with the outcome coded as in the fit. Rows with missing values are
+            dropped.
+        delta : float
+            One minus the confidence level, in (0, 1).
+        threshold : float
+            A point is classified as 1 when ``P(y = 1 | x) > threshold``.
+
+        Returns
+        -------
+        HoldoutBound
+        """
+        observed, probability = held_out_outcomes(self, test_data)
+        errors = int(np.sum((probability > threshold) != (observed == 1)))
+        return holdout_bound(errors, observed.size, delta)
+
+
+def held_out_outcomes(results, test_data) -> tuple[np.ndarray, np.ndarray]:
+    """Observed 0/1 outcomes and P(y = 1 | x) on held-out data, complete rows."""
+    model = results.model
+    if isinstance(test_data, tuple) and len(test_data) == 2:
+        endog, exog = test_data
+    elif isinstance(test_data, pd.DataFrame) and getattr(model, "formula", None):
+        outcome = model.formula.split("~")[0].strip()
+        if outcome not in test_data.columns:
+            raise ValueError(
+                f"the test data have no outcome column {outcome!r} (the formula's "
+                "left-hand side); pass test_data=(endog, exog) instead"
+            )
+        endog, exog = test_data[outcome], test_data
+    else:
+        raise TypeError(
+            "test_data must be a DataFrame (formula models) or a pair (endog, "
+            f"exog); got {type(test_data).__name__}"
+        )
+    probability = np.asarray(results.predict(exog), dtype=float).ravel()
+    labels = pd.Series(np.asarray(endog).ravel())
+    if labels.size != probability.size:
+        raise ValueError(
+            f"endog has {labels.size} rows but exog {probability.size}; they must "
+            "be the same observations"
+        )
+    mapping = results.outcome_mapping
+    # a text outcome "True"/"False" reaches the fit through patsy as booleans:
+    # a label is also known by its text
+    by_text = {str(label): code for label, code in mapping.items()}
+    observed = labels.map(
+        lambda label: mapping.get(label, by_text.get(str(label), np.nan))
+    )
+    unknown = sorted({str(v) for v in labels[observed.isna() & labels.notna()]})
+    if unknown:
+        raise ValueError(
+            f"the test outcome has labels the fit did not see: {unknown[:5]}; "
+            f"expected {list(results.outcome_mapping)}"
+        )
+    complete = observed.notna().to_numpy() & np.isfinite(probability)
+    if not complete.any():
+        raise ValueError("the test data have no complete rows (outcome and features)")
+    return observed.to_numpy(dtype=float)[complete], probability[complete]

@@ -29,7 +29,9 @@ from ._compat import cache_readonly
 from ._diagnostics import caller_stacklevel
 from ._inference import check_alpha
 from ._objectives import BOUNDARY_LAM
+from ._prediction import flip_log_odds_and_jacobian
 from ._sharing import register_exportable
+from ._summary import build_summary
 from ._validation import check_choice, check_positive_float
 from .model import PolyhedralMixtureLogit
 from .results import PolyhedralMixtureLogitResults, PolyhedralMixtureLogitResultsWrapper
@@ -131,8 +133,6 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
     def _log_odds_and_jacobian(self, params, exog, jacobian: bool = True):
         """Log-odds of the observed label and their gradient in ``params``
         (``flip_logit`` included)."""
-        from ._prediction import flip_log_odds_and_jacobian
-
         return flip_log_odds_and_jacobian(self, params, exog, jacobian)
 
     def _predict_settings(self, params, which) -> dict:
@@ -305,8 +305,6 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
 
     def summary(self, yname=None, xname=None, title=None, alpha: float = 0.05):
         """Summary tables: the header, one block per hyperplane, the flip rate."""
-        from ._summary import build_summary
-
         alpha = check_alpha(alpha)
         return build_summary(self, yname=yname, xname=xname, title=title, alpha=alpha)
 

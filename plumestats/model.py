@@ -3,44 +3,26 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
-from patsy import PatsyError
 from scipy.special import expit
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
 from . import _dask, _fitting
 from ._compat import cache_readonly
-from ._covariance import BLOCK_COV_TYPES, COV_TYPES
 from ._data import check_given, finish_arrays, prepare_arrays
 from ._design import as_design
-from ._em import EMOptions
-from ._formula_data import (
-    announce_transform_drops,
-    check_formula_outcome,
-    eval_env_for_statsmodels,
-    formula_columns,
-    numpy_backed,
-    precheck_formula_data,
-    refuse_numbers_as_text,
-)
-from ._memory import check_fit_memory
-from ._msteps import MSTEPS
-from ._parallel import FitProgress, check_progress
-from ._prediction import predict_rows
+from ._fit import auto_chunksize, check_fit_options, fit_model
+from ._formula_data import model_from_formula
+from ._prediction import log_odds_and_jacobian, predict_rows
 from ._sharing import register_exportable
 from ._spec import HardGate, ModelSpec, SoftGate
-from ._start import INIT_METHODS, make_start
+from ._start import make_start
 from ._validation import (
     check_choice,
     check_design,
-    check_flag,
     check_gamma,
-    check_identified,
     check_int,
-    check_positive_float,
     require_estimation_data,
     resolve_inside,
 )
@@ -56,44 +38,6 @@ __all__ = [
 ]
 
 PREDICT_WHICH = ("mean", "var", "decision", "gate", "expert", "linear")
-DIRECT_METHODS = ("newton", "bfgs", "lbfgs", "ncg", "cg", "nm", "powell")
-FIT_METHODS = ("em", *DIRECT_METHODS)
-
-
-# The largest per-row temporaries of a block: the standardised rows, the (K, K)
-# Hessian weights and a few (K,)-rows; ~32 MB of them per block.
-_AUTO_BLOCK_BYTES = 32 * 2**20
-
-
-def auto_chunksize(n_cols: int, k: int) -> int:
-    """Rows per block for ``fit(chunksize="auto")``: about 32 MB of per-row
-    temporaries, and at least 1024 rows (numpy's per-call overhead)."""
-    per_row = 8 * (2 * n_cols + k * k + 8 * k)
-    return max(1024, _AUTO_BLOCK_BYTES // per_row)
-
-
-def check_fit_options(
-    *, method, mstep, init, cov_type, alpha, maxiter, n_init, reseat
-) -> tuple[float, int, int, int]:
-    """Validate the options :meth:`PolyhedralMixtureLogit.fit` shares with its
-    variants; ``method`` is ``(value, allowed)``. Returns ``alpha``,
-    ``maxiter``, ``n_init`` and ``reseat`` as numbers."""
-    check_choice(method[0], "method", method[1])
-    check_choice(mstep, "mstep", tuple(MSTEPS))
-    check_choice(init, "init", INIT_METHODS)
-    check_choice(cov_type, "cov_type", tuple(COV_TYPES))
-    reseat = check_int(reseat, "reseat", minimum=0)
-    if reseat and method[0] != "em":
-        raise ValueError(
-            f"reseat needs method='em' (it moves a face and reruns EM); got "
-            f"method={method[0]!r}"
-        )
-    return (
-        check_positive_float(alpha, "alpha", allow_zero=True),
-        check_int(maxiter, "maxiter"),
-        check_int(n_init, "n_init"),
-        reseat,
-    )
 
 
 class PolyhedralMixtureLogit(GenericLikelihoodModel):
@@ -241,50 +185,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         Python: patsy evaluates every term as code, so only use formulas you
         would run as code.
         """
-        kwargs["eval_env"] = eval_env_for_statsmodels(kwargs.get("eval_env"))
-        missing = kwargs.get("missing", "drop")
-        check_choice(missing, "missing", ("none", "drop", "raise"))
-        if _dask.is_dask_collection(data):
-            raise TypeError(
-                "formulas need an in-memory DataFrame (patsy); for a Dask "
-                "DataFrame build the design with Dask operations and pass "
-                "PolyhedralMixtureLogit(ddf['y'], ddf[columns].assign(Intercept=1.0)"
-                ", k=...): see the user guide's page on large data"
-            )
-        if isinstance(data, Mapping):
-            # a dict of columns, as statsmodels' own formulas took it (0.15
-            # deprecates dicts there, so they become a frame here)
-            data = pd.DataFrame(data)
-        if len(data) == 0:
-            raise ValueError("there are no observations: the data frame is empty")
-        try:
-            check_formula_outcome(formula)
-            if isinstance(data, pd.DataFrame):
-                # patsy cannot read pd.NA or the "boolean" dtype
-                data = numpy_backed(data, formula_columns(formula, data.columns))
-            precheck_formula_data(formula, data, missing)
-            refuse_numbers_as_text(formula, data)
-            # a transform's NaN (np.log of a negative) is announced below, with
-            # its count, instead of numpy's RuntimeWarning
-            with np.errstate(divide="ignore", invalid="ignore"):
-                model = super().from_formula(
-                    formula, data, subset, drop_cols, *args, **kwargs
-                )
-        except PatsyError as exc:
-            hint = ""
-            if "NameError" in str(exc):
-                hint = (
-                    "\nA name that is not a column of the data is looked up where "
-                    "the formula was given (eval_env): define it there, or add it "
-                    "as a column."
-                )
-            raise ValueError(
-                f"could not build the design from the formula {formula!r}: {exc}{hint}"
-            ) from exc
-        if missing == "drop":
-            used = data if subset is None else data.loc[subset]
-            announce_transform_drops(model, used, formula, stacklevel=2)
-        return model
+        return model_from_formula(
+            super().from_formula, formula, data, subset, drop_cols, *args, **kwargs
+        )
 
     def _check_gamma(self, gamma) -> float:
         """This model class's gamma, checked (the hard model's is inf)."""
@@ -362,8 +265,6 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     def _log_odds_and_jacobian(self, params, exog, jacobian: bool = True):
         """``logit P(y = 1 | x)`` at ``exog`` and its gradient in ``params``
         (``plumestats._prediction``)."""
-        from ._prediction import log_odds_and_jacobian
-
         return log_odds_and_jacobian(self, np.asarray(params), exog, jacobian)
 
     def _deriv_score_obs_dendog(self, params):
@@ -647,103 +548,30 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         estimation sample that their gate owns (mean gate probability), so the
         same data gives the same table whatever the start.
         """
-        alpha, maxiter, n_init, reseat = check_fit_options(
-            method=(method, FIT_METHODS),
+        return fit_model(
+            self,
+            start_params=start_params,
+            method=method,
+            maxiter=maxiter,
+            tol=tol,
             mstep=mstep,
             init=init,
-            cov_type=cov_type,
-            alpha=alpha,
-            maxiter=maxiter,
             n_init=n_init,
+            random_state=random_state,
+            alpha=alpha,
+            em_tol=em_tol,
+            newton_finish=newton_finish,
+            disp=disp,
+            callback=callback,
+            cov_type=cov_type,
+            cov_kwds=cov_kwds,
+            use_t=use_t,
+            chunksize=chunksize,
             reseat=reseat,
-        )
-        check_identified(self, alpha)
-        chunksize = self._check_chunksize(chunksize, method, cov_type)
-        self._check_memory(chunksize)
-        use_t = check_flag(use_t, "use_t", allow_none=True)
-        retall = check_flag(retall, "retall")
-        full_output = check_flag(full_output, "full_output")
-        reporter = FitProgress(check_progress(progress))
-        if method == "em":
-            if kwargs:
-                raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
-            options = EMOptions(
-                maxiter=maxiter,
-                tol=check_positive_float(tol, "tol"),
-                em_tol=check_positive_float(em_tol, "em_tol"),
-                newton_finish=bool(newton_finish),
-                callback=reporter.callback(
-                    _fitting.printer(callback) if disp else callback
-                ),
-                retall=retall,
-            )
-            problem, scaling, runs, reseats = _fitting.em_runs(
-                self,
-                start_params=start_params,
-                options=options,
-                mstep=mstep,
-                init=init,
-                n_init=n_init,
-                random_state=random_state,
-                alpha=alpha,
-                chunksize=chunksize,
-                disp=bool(disp),
-                reseat=reseat,
-                progress=reporter,
-            )
-            internal, retvals = _fitting.best_run(problem, runs, reseats)
-            flips = ", label flips" if self.spec.flips else ""
-            optimizer, n_runs = f"EM ({mstep} M-step){flips}", len(runs)
-        else:
-            if alpha > 0:
-                raise ValueError(
-                    "alpha > 0 needs method='em'; statsmodels' optimisers run on "
-                    "the unpenalised log-likelihood"
-                )
-            from ._direct import fit_direct
-
-            problem, scaling, internal, retvals = fit_direct(
-                self,
-                method=method,
-                start_params=start_params,
-                maxiter=maxiter,
-                disp=disp,
-                callback=callback,
-                init=init,
-                random_state=random_state,
-                optimizer_kwargs=kwargs,
-                retall=retall,
-                progress=reporter,
-            )
-            optimizer, n_runs = f"statsmodels {method}", 1
-        reporter.close()
-        from ._build import build_results
-
-        settings = {
-            "optimizer": optimizer,
-            "method": method,
-            "mstep": mstep if method == "em" else None,
-            "init": "start_params" if start_params is not None else init,
-            "n_init": n_runs,
-            "alpha": alpha,
-            "gating": self.gating,
-            "maxiter": maxiter,
-            "tol": tol,
-            "em_tol": em_tol,
-            "newton_finish": bool(newton_finish),
-            "chunksize": chunksize,
-            "reseat": reseat,
-            **self._extra_settings(),
-        }
-        options = {
-            "cov_type": cov_type,
-            "cov_kwds": cov_kwds or {},
-            "use_t": use_t,
-            "disp": disp,
-            "full_output": full_output,
-        }
-        return build_results(
-            self, problem, scaling, internal, retvals, settings, options=options
+            full_output=full_output,
+            retall=retall,
+            progress=progress,
+            **kwargs,
         )
 
     def _extra_settings(self) -> dict:
@@ -756,39 +584,6 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
 
     def _warn_fit_extras(self, retvals: dict, params) -> None:
         """Warnings a variant adds to the fit's (the flip rate at 0)."""
-
-    def _check_memory(self, chunksize) -> None:
-        """Refuse a fit that would not fit in memory, before it starts (a Dask
-        model's partitions live on the workers: not checked here)."""
-        if self._row_source is None:
-            auto = auto_chunksize(self.k_vars, self.k)
-            check_fit_memory(self.nobs, self.k_vars, self.k, chunksize, auto)
-
-    def _check_chunksize(self, chunksize, method, cov_type):
-        """Validated ``chunksize``: ``None`` or a number of rows."""
-        blocked = chunksize is not None or self._row_source is not None
-        if blocked and method != "em":
-            raise ValueError(
-                f"method={method!r} needs the whole design in memory; fits by row "
-                "blocks (chunksize, Dask input) use method='em'"
-            )
-        if blocked and cov_type not in BLOCK_COV_TYPES:
-            raise ValueError(
-                f"cov_type={cov_type!r} needs every observation's score or "
-                "leverage, which fits by row blocks (chunksize, Dask input) do "
-                f"not keep; use one of {list(BLOCK_COV_TYPES)}, or fit in memory"
-            )
-        if chunksize is None:
-            return None
-        if self._row_source is not None:
-            raise ValueError(
-                "chunksize is for in-memory data; a model on Dask collections "
-                "works by its partitions (rechunk the arrays to change them)"
-            )
-        if isinstance(chunksize, str):
-            check_choice(chunksize, "chunksize", ("auto",))
-            return auto_chunksize(self.k_vars, self.k)
-        return check_int(chunksize, "chunksize")
 
     def fit_regularized(self, alpha: float = 0.01, method: str = "l2", **kwargs):
         """L2-penalised fit, ``fit(alpha=alpha, ...)`` (statsmodels' name).

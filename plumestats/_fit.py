@@ -1,0 +1,227 @@
+"""``fit()`` end to end: the options checked, the runs, the results.
+
+The options are checked first, each with its own message; then either EM runs
+from its starts (:mod:`plumestats._fitting`) or one of statsmodels' optimisers
+runs (:mod:`plumestats._direct`); the best run becomes the results
+(:mod:`plumestats._build`). Every model class and every row source takes this
+one path.
+"""
+
+from __future__ import annotations
+
+from ._build import build_results
+from ._covariance import BLOCK_COV_TYPES, COV_TYPES
+from ._direct import fit_direct
+from ._em import EMOptions
+from ._fitting import best_run, em_runs, printer
+from ._memory import check_fit_memory
+from ._msteps import MSTEPS
+from ._parallel import FitProgress, check_progress
+from ._start import INIT_METHODS
+from ._validation import (
+    check_choice,
+    check_flag,
+    check_identified,
+    check_int,
+    check_positive_float,
+)
+
+__all__ = ["FIT_METHODS", "auto_chunksize", "check_fit_options", "fit_model"]
+
+DIRECT_METHODS = ("newton", "bfgs", "lbfgs", "ncg", "cg", "nm", "powell")
+FIT_METHODS = ("em", *DIRECT_METHODS)
+
+
+# The largest per-row temporaries of a block: the standardised rows, the (K, K)
+# Hessian weights and a few (K,)-rows; ~32 MB of them per block.
+_AUTO_BLOCK_BYTES = 32 * 2**20
+
+
+def auto_chunksize(n_cols: int, k: int) -> int:
+    """Rows per block for ``fit(chunksize="auto")``: about 32 MB of per-row
+    temporaries, and at least 1024 rows (numpy's per-call overhead)."""
+    per_row = 8 * (2 * n_cols + k * k + 8 * k)
+    return max(1024, _AUTO_BLOCK_BYTES // per_row)
+
+
+def check_fit_options(
+    *, method, mstep, init, cov_type, alpha, maxiter, n_init, reseat
+) -> tuple[float, int, int, int]:
+    """Validate the options :meth:`PolyhedralMixtureLogit.fit` shares with its
+    variants; ``method`` is ``(value, allowed)``. Returns ``alpha``,
+    ``maxiter``, ``n_init`` and ``reseat`` as numbers."""
+    check_choice(method[0], "method", method[1])
+    check_choice(mstep, "mstep", tuple(MSTEPS))
+    check_choice(init, "init", INIT_METHODS)
+    check_choice(cov_type, "cov_type", tuple(COV_TYPES))
+    reseat = check_int(reseat, "reseat", minimum=0)
+    if reseat and method[0] != "em":
+        raise ValueError(
+            f"reseat needs method='em' (it moves a face and reruns EM); got "
+            f"method={method[0]!r}"
+        )
+    return (
+        check_positive_float(alpha, "alpha", allow_zero=True),
+        check_int(maxiter, "maxiter"),
+        check_int(n_init, "n_init"),
+        reseat,
+    )
+
+
+def fit_model(
+    model,
+    start_params=None,
+    method: str = "em",
+    maxiter: int = 500,
+    tol: float = 1e-8,
+    *,
+    mstep: str = "newton",
+    init: str = "kmeans",
+    n_init: int = 1,
+    random_state=None,
+    alpha: float = 0.0,
+    em_tol: float = 1e-3,
+    newton_finish: bool = True,
+    disp: bool = False,
+    callback=None,
+    cov_type: str = "nonrobust",
+    cov_kwds: dict | None = None,
+    use_t: bool | None = None,
+    chunksize: int | str | None = None,
+    reseat: int = 0,
+    full_output: bool = True,
+    retall: bool = False,
+    progress: bool = False,
+    **kwargs,
+):
+    """:meth:`PolyhedralMixtureLogit.fit` for ``model`` (its docstring says
+    what the options mean): the options checked, the runs (EM from the starts,
+    or one of statsmodels' optimisers), then the results from one pass over
+    the rows."""
+    alpha, maxiter, n_init, reseat = check_fit_options(
+        method=(method, FIT_METHODS),
+        mstep=mstep,
+        init=init,
+        cov_type=cov_type,
+        alpha=alpha,
+        maxiter=maxiter,
+        n_init=n_init,
+        reseat=reseat,
+    )
+    check_identified(model, alpha)
+    chunksize = check_chunksize(model, chunksize, method, cov_type)
+    check_memory(model, chunksize)
+    use_t = check_flag(use_t, "use_t", allow_none=True)
+    retall = check_flag(retall, "retall")
+    full_output = check_flag(full_output, "full_output")
+    reporter = FitProgress(check_progress(progress))
+    if method == "em":
+        if kwargs:
+            raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
+        options = EMOptions(
+            maxiter=maxiter,
+            tol=check_positive_float(tol, "tol"),
+            em_tol=check_positive_float(em_tol, "em_tol"),
+            newton_finish=bool(newton_finish),
+            callback=reporter.callback(printer(callback) if disp else callback),
+            retall=retall,
+        )
+        problem, scaling, runs, reseats = em_runs(
+            model,
+            start_params=start_params,
+            options=options,
+            mstep=mstep,
+            init=init,
+            n_init=n_init,
+            random_state=random_state,
+            alpha=alpha,
+            chunksize=chunksize,
+            disp=bool(disp),
+            reseat=reseat,
+            progress=reporter,
+        )
+        internal, retvals = best_run(problem, runs, reseats)
+        flips = ", label flips" if model.spec.flips else ""
+        optimizer, n_runs = f"EM ({mstep} M-step){flips}", len(runs)
+    else:
+        if alpha > 0:
+            raise ValueError(
+                "alpha > 0 needs method='em'; statsmodels' optimisers run on "
+                "the unpenalised log-likelihood"
+            )
+        problem, scaling, internal, retvals = fit_direct(
+            model,
+            method=method,
+            start_params=start_params,
+            maxiter=maxiter,
+            disp=disp,
+            callback=callback,
+            init=init,
+            random_state=random_state,
+            optimizer_kwargs=kwargs,
+            retall=retall,
+            progress=reporter,
+        )
+        optimizer, n_runs = f"statsmodels {method}", 1
+    reporter.close()
+    settings = {
+        "optimizer": optimizer,
+        "method": method,
+        "mstep": mstep if method == "em" else None,
+        "init": "start_params" if start_params is not None else init,
+        "n_init": n_runs,
+        "alpha": alpha,
+        "gating": model.gating,
+        "maxiter": maxiter,
+        "tol": tol,
+        "em_tol": em_tol,
+        "newton_finish": bool(newton_finish),
+        "chunksize": chunksize,
+        "reseat": reseat,
+        **model._extra_settings(),
+    }
+    options = {
+        "cov_type": cov_type,
+        "cov_kwds": cov_kwds or {},
+        "use_t": use_t,
+        "disp": disp,
+        "full_output": full_output,
+    }
+    return build_results(
+        model, problem, scaling, internal, retvals, settings, options=options
+    )
+
+
+def check_memory(model, chunksize) -> None:
+    """Refuse a fit that would not fit in memory, before it starts (a Dask
+    model's partitions live on the workers: not checked here)."""
+    if model._row_source is None:
+        auto = auto_chunksize(model.k_vars, model.k)
+        check_fit_memory(model.nobs, model.k_vars, model.k, chunksize, auto)
+
+
+def check_chunksize(model, chunksize, method, cov_type):
+    """Validated ``chunksize``: ``None`` or a number of rows."""
+    blocked = chunksize is not None or model._row_source is not None
+    if blocked and method != "em":
+        raise ValueError(
+            f"method={method!r} needs the whole design in memory; fits by row "
+            "blocks (chunksize, Dask input) use method='em'"
+        )
+    if blocked and cov_type not in BLOCK_COV_TYPES:
+        raise ValueError(
+            f"cov_type={cov_type!r} needs every observation's score or "
+            "leverage, which fits by row blocks (chunksize, Dask input) do "
+            f"not keep; use one of {list(BLOCK_COV_TYPES)}, or fit in memory"
+        )
+    if chunksize is None:
+        return None
+    if model._row_source is not None:
+        raise ValueError(
+            "chunksize is for in-memory data; a model on Dask collections "
+            "works by its partitions (rechunk the arrays to change them)"
+        )
+    if isinstance(chunksize, str):
+        check_choice(chunksize, "chunksize", ("auto",))
+        return auto_chunksize(model.k_vars, model.k)
+    return check_int(chunksize, "chunksize")
