@@ -36,6 +36,7 @@ import pandas as pd
 from scipy.special import expit, log_expit
 from statsmodels.base._prediction_inference import PredictionResultsMonotonic
 
+from ._dask import is_dask_collection, map_rows
 from ._inference import check_alpha
 from ._likelihood import linear_scores
 from ._validation import require_estimation_data
@@ -47,6 +48,7 @@ __all__ = [
     "free_parameters",
     "log_odds_and_jacobian",
     "outcome_log_probability",
+    "predict_at",
     "predict_rows",
     "prediction_results",
 ]
@@ -301,3 +303,42 @@ def predict_rows(
     if which == "expert":
         return expit(spec.sign * scores)
     return scores
+
+
+def predict_at(model, params, exog, which: str):
+    """:meth:`PolyhedralMixtureLogit.predict` (``which`` checked): NumPy rows
+    give an array, Dask rows a lazy Dask array."""
+    if which == "var":
+        # model.predict, not predict_rows: a subclass's mean (label flips)
+        mean = model.predict(params, exog, which="mean")
+        return mean * (1.0 - mean)
+    if exog is None:
+        require_estimation_data(
+            model,
+            "predict() without exog predicts at",
+            "pass exog, the rows to predict at",
+        )
+        exog = model.exog
+    if is_dask_collection(exog):
+        if len(exog.shape) != 2 or exog.shape[1] != model.k_vars:
+            raise ValueError(
+                f"exog must have {model.k_vars} columns "
+                f"({', '.join(model.exog_names)}), got shape {exog.shape}"
+            )
+        return map_rows(
+            predict_rows,
+            exog,
+            columns=model.k if which in ("gate", "expert", "linear") else None,
+            **model._predict_settings(model._check_params(params), which),
+        )
+    exog = np.asarray(exog, dtype=float)
+    if exog.ndim == 1:
+        exog = exog[None, :]
+    if exog.shape[1] != model.k_vars:
+        raise ValueError(
+            f"exog has {exog.shape[1]} columns but the model has {model.k_vars} "
+            f"({', '.join(model.exog_names)})"
+        )
+    return predict_rows(
+        exog, **model._predict_settings(model._check_params(params), which)
+    )

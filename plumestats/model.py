@@ -14,7 +14,7 @@ from ._data import check_given, finish_arrays, prepare_arrays
 from ._design import as_design
 from ._fit import auto_chunksize, check_fit_options, fit_model
 from ._formula_data import model_from_formula
-from ._prediction import log_odds_and_jacobian, predict_rows
+from ._prediction import log_odds_and_jacobian, predict_at
 from ._sharing import register_exportable
 from ._spec import HardGate, ModelSpec, SoftGate
 from ._start import make_start
@@ -23,7 +23,6 @@ from ._validation import (
     check_design,
     check_gamma,
     check_int,
-    require_estimation_data,
     resolve_inside,
 )
 from .results import (
@@ -331,40 +330,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         if kwargs:
             raise TypeError(f"predict got unexpected arguments: {sorted(kwargs)}")
         check_choice(which, "which", PREDICT_WHICH)
-        if which == "var":
-            # self.predict, not predict_rows: a subclass's mean (label flips)
-            mean = self.predict(params, exog, which="mean")
-            return mean * (1.0 - mean)
-        if exog is None:
-            require_estimation_data(
-                self,
-                "predict() without exog predicts at",
-                "pass exog, the rows to predict at",
-            )
-            exog = self.exog
-        if _dask.is_dask_collection(exog):
-            if len(exog.shape) != 2 or exog.shape[1] != self.k_vars:
-                raise ValueError(
-                    f"exog must have {self.k_vars} columns "
-                    f"({', '.join(self.exog_names)}), got shape {exog.shape}"
-                )
-            return _dask.map_rows(
-                predict_rows,
-                exog,
-                columns=self.k if which in ("gate", "expert", "linear") else None,
-                **self._predict_settings(self._check_params(params), which),
-            )
-        exog = np.asarray(exog, dtype=float)
-        if exog.ndim == 1:
-            exog = exog[None, :]
-        if exog.shape[1] != self.k_vars:
-            raise ValueError(
-                f"exog has {exog.shape[1]} columns but the model has {self.k_vars} "
-                f"({', '.join(self.exog_names)})"
-            )
-        return predict_rows(
-            exog, **self._predict_settings(self._check_params(params), which)
-        )
+        return predict_at(self, params, exog, which)
 
     def _predict_settings(self, params, which) -> dict:
         return {"params": params, "spec": self.spec, "which": which}
