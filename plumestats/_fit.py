@@ -115,54 +115,24 @@ def fit_model(
     retall = check_flag(retall, "retall")
     full_output = check_flag(full_output, "full_output")
     reporter = FitProgress(check_progress(progress))
+    shared = {
+        "start_params": start_params,
+        "maxiter": maxiter,
+        "init": init,
+        "random_state": random_state,
+        "retall": retall,
+        "progress": reporter,
+    }
     if method == "em":
-        if kwargs:
-            raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
-        options = EMOptions(
-            maxiter=maxiter,
-            tol=check_positive_float(tol, "tol"),
-            em_tol=check_positive_float(em_tol, "em_tol"),
-            newton_finish=bool(newton_finish),
-            callback=reporter.callback(printer(callback) if disp else callback),
-            retall=retall,
+        em = {"tol": tol, "em_tol": em_tol, "newton_finish": newton_finish}
+        em.update(mstep=mstep, n_init=n_init, alpha=alpha, chunksize=chunksize)
+        problem, scaling, internal, retvals, optimizer, n_runs = _run_em(
+            model, shared, em, disp=disp, callback=callback, reseat=reseat, **kwargs
         )
-        problem, scaling, runs, reseats = em_runs(
-            model,
-            start_params=start_params,
-            options=options,
-            mstep=mstep,
-            init=init,
-            n_init=n_init,
-            random_state=random_state,
-            alpha=alpha,
-            chunksize=chunksize,
-            disp=bool(disp),
-            reseat=reseat,
-            progress=reporter,
-        )
-        internal, retvals = best_run(problem, runs, reseats)
-        flips = ", label flips" if model.spec.flips else ""
-        optimizer, n_runs = f"EM ({mstep} M-step){flips}", len(runs)
     else:
-        if alpha > 0:
-            raise ValueError(
-                "alpha > 0 needs method='em'; statsmodels' optimisers run on "
-                "the unpenalised log-likelihood"
-            )
-        problem, scaling, internal, retvals = fit_direct(
-            model,
-            method=method,
-            start_params=start_params,
-            maxiter=maxiter,
-            disp=disp,
-            callback=callback,
-            init=init,
-            random_state=random_state,
-            optimizer_kwargs=kwargs,
-            retall=retall,
-            progress=reporter,
+        problem, scaling, internal, retvals, optimizer, n_runs = _run_direct(
+            model, shared, method, alpha, disp=disp, callback=callback, **kwargs
         )
-        optimizer, n_runs = f"statsmodels {method}", 1
     reporter.close()
     settings = {
         "optimizer": optimizer,
@@ -190,6 +160,59 @@ def fit_model(
     return build_results(
         model, problem, scaling, internal, retvals, settings, options=options
     )
+
+
+def _run_em(model, shared: dict, em: dict, *, disp, callback, reseat, **kwargs):
+    """EM from every start (and the re-seating moves); the best run."""
+    if kwargs:
+        raise TypeError(f"fit got unexpected arguments: {sorted(kwargs)}")
+    reporter = shared["progress"]
+    options = EMOptions(
+        maxiter=shared["maxiter"],
+        tol=check_positive_float(em["tol"], "tol"),
+        em_tol=check_positive_float(em["em_tol"], "em_tol"),
+        newton_finish=bool(em["newton_finish"]),
+        callback=reporter.callback(printer(callback) if disp else callback),
+        retall=shared["retall"],
+    )
+    problem, scaling, runs, reseats = em_runs(
+        model,
+        start_params=shared["start_params"],
+        options=options,
+        mstep=em["mstep"],
+        init=shared["init"],
+        n_init=em["n_init"],
+        random_state=shared["random_state"],
+        alpha=em["alpha"],
+        chunksize=em["chunksize"],
+        disp=bool(disp),
+        reseat=reseat,
+        progress=reporter,
+    )
+    internal, retvals = best_run(problem, runs, reseats)
+    flips = ", label flips" if model.spec.flips else ""
+    optimizer = f"EM ({em['mstep']} M-step){flips}"
+    return problem, scaling, internal, retvals, optimizer, len(runs)
+
+
+def _run_direct(model, shared: dict, method: str, alpha: float, **options):
+    """One of statsmodels' optimisers on the log-likelihood (``options``:
+    ``disp``, ``callback`` and the optimiser's own keywords)."""
+    if alpha > 0:
+        raise ValueError(
+            "alpha > 0 needs method='em'; statsmodels' optimisers run on "
+            "the unpenalised log-likelihood"
+        )
+    disp, callback = options.pop("disp"), options.pop("callback")
+    problem, scaling, internal, retvals = fit_direct(
+        model,
+        method=method,
+        disp=disp,
+        callback=callback,
+        optimizer_kwargs=options,
+        **shared,
+    )
+    return problem, scaling, internal, retvals, f"statsmodels {method}", 1
 
 
 def check_memory(model, chunksize) -> None:
