@@ -142,8 +142,8 @@ class _Replicates:
             exog=np.asarray(model.exog),
             model_options={
                 "k": model.k,
-                **({} if model._hard else {"gamma": model.gamma}),
-                "inside": model._inside_code,
+                **({} if model.spec.hard else {"gamma": model.gamma}),
+                "inside": model.spec.inside_code,
             },
             fit_options={
                 "alpha": settings["alpha"],

@@ -114,7 +114,9 @@ class Terms:
     Attributes
     ----------
     loglikeobs : ndarray, shape (n,)
-        Observation log-likelihoods ``l_n``.
+        Observation log-likelihoods ``l_n`` (at most 0).
+    log_lik : ndarray, shape (n, 1)
+        The same, as computed (a column, before the clip at 0).
     log_gate, log_expert : ndarray, shape (n, K)
         ``log g_nk`` and ``log sigmoid(y_n a_nk)``.
     resp : ndarray, shape (n, K)
@@ -132,14 +134,14 @@ class Terms:
         self.y_pm = y_pm
         self.log_gate = log_gate
         self.log_expert = log_expert
-        self._log_lik = log_lik
+        self.log_lik = log_lik
         # a probability's log is <= 0; rounding in the normalised gate can give +eps
         self.loglikeobs = np.minimum(log_lik[:, 0], 0.0)
 
     @cached_property
     def resp(self) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore"):
-            resp = np.exp(self.log_gate + self.log_expert - self._log_lik)
+            resp = np.exp(self.log_gate + self.log_expert - self.log_lik)
         # an observation whose likelihood underflowed entirely: share it evenly
         return np.where(np.isnan(resp), 1.0 / resp.shape[1], resp)
 

@@ -114,13 +114,13 @@ def _log_probabilities(model, params, exog, jacobian: bool = True):
     # the gate terms cancel in the difference; a hard gate has none
     gamma = 0.0 if spec.hard else gate.gamma
     if not jacobian:
-        return yes._log_lik[:, 0], no._log_lik[:, 0], None
+        return yes.log_lik[:, 0], no.log_lik[:, 0], None
     weights = yes.score_weights(gamma) - no.score_weights(gamma)
     # the width spelled out: -1 cannot be inferred for zero rows
     gradient = (weights[:, :, None] * exog[:, None, :]).reshape(
         len(exog), k * exog.shape[1]
     )
-    return yes._log_lik[:, 0], no._log_lik[:, 0], gradient
+    return yes.log_lik[:, 0], no.log_lik[:, 0], gradient
 
 
 class PredictionResults(PredictionResultsMonotonic):

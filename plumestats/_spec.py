@@ -27,7 +27,7 @@ from ._likelihood import (
 )
 from ._objectives import FlipObjective, PlumeObjective
 
-__all__ = ["HardGate", "ModelSpec", "SoftGate"]
+__all__ = ["INTERNAL_API", "HardGate", "ModelSpec", "SoftGate"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,11 @@ class ModelSpec:
     def hard(self) -> bool:
         return self.gate.name == "hard"
 
+    @property
+    def inside_code(self) -> int:
+        """The outcome code (0 or 1) of the class inside the polyhedron."""
+        return 1 if self.sign > 0 else 0
+
     def n_params(self, n_cols: int) -> int:
         return self.k * n_cols + self.n_extra
 
@@ -130,3 +135,35 @@ class ModelSpec:
     def objective(self):
         """The per-row maths of this model (:mod:`plumestats._objectives`)."""
         return FlipObjective(self) if self.flips else PlumeObjective(self)
+
+
+# The internal API between the model classes and plumestats' other modules:
+# the only private names one module may use on another module's objects
+# (tests/test_module_map.py holds every module to it). A variant overrides the
+# hooks; the engine, the results and the exports read the state.
+INTERNAL_API = frozenset(
+    {
+        # hooks of a model variant (label flips and hard gating set these)
+        "_gate",
+        "_flips",
+        "_check_gamma",
+        "_extra_names",
+        "_extra_settings",
+        "_report_extras",
+        "_warn_fit_extras",
+        "_results_class",
+        "_results_wrapper",
+        "_predict_settings",
+        "_params_layout",
+        "_flip_start",
+        # model state and per-row maths the engine and the results read
+        "_row_source",
+        "_y_inside",
+        "_inside_code",
+        "_check_params",
+        "_user_rows",
+        "_log_odds_and_jacobian",
+        # the results' diagnostics, set by the results builder
+        "_diagnostics",
+    }
+)
