@@ -6,8 +6,8 @@
   the other clusters weight 0.3. Each face of a polyhedron separates the inside
   from the outside points beyond that face; the down-weighted rest keeps each
   face from straying into the other clusters, which on the UCI sets gave better
-  final likelihoods than ignoring them (``benchmarks/init_compare.py``), and on
-  simulated polytopes recovered every face.
+  final likelihoods than ignoring them (docs/benchmarks/learned.md, "Start
+  values"), and on simulated polytopes recovered every face.
 * ``"directions"``: as ``"kmeans"``, but the outside points are clustered by
   their *direction* from the inside class's mean (k-means on unit vectors), so
   points beyond the same face group together however far out they lie.
@@ -16,8 +16,8 @@
 * ``"mixed"``: restarts cycle through ``"kmeans"``, ``"directions"`` and
   ``"logit"`` (a single start is ``"kmeans"``). At the same number of runs it
   found better maxima than reseeded k-means about as often as worse ones
-  (``benchmarks/restart_strategies.py``), so it is a second opinion, not the
-  default.
+  (docs/benchmarks/learned.md, "Restart strategies"), so it is a second
+  opinion, not the default.
 
 Re-seat the idlest face: a move out of a local maximum EM cannot leave.
 

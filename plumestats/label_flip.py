@@ -2,8 +2,9 @@ r"""PLUME with randomly flipped labels: a polyhedron seen through label noise.
 
 A logistic expert cannot flatten to a noise floor: where labels are flipped at
 random, PLUME's faces move off the polytope to explain the wrong labels
-near them (``benchmarks/label_noise.py`` measures it). This model adds the
-flip rate as a parameter of the likelihood instead (Copas, 1988):
+near them (docs/benchmarks/learned.md, "Label noise", measured it). This
+model adds the flip rate as a parameter of the likelihood instead (Copas,
+1988):
 
 .. math::
 

@@ -405,8 +405,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             standardised features; ``"mixed"`` cycles the restarts through
             ``"kmeans"``, ``"directions"`` and ``"logit"``. With several
             restarts (``n_init``) the default reseeded k-means did as well as
-            the others on average (``benchmarks/restart_strategies.py``); a
-            second kind of start is a check on a fit with many faces.
+            the others on average (docs/benchmarks/learned.md, "Restart
+            strategies"); a second kind of start is a check on a fit with many
+            faces.
         n_init : int, default 1
             Number of EM runs from different starts; the best objective is kept
             and every run's final value is in ``mle_retvals["restarts_llf"]``.
@@ -423,12 +424,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             Each move costs one EM run; ``mle_retvals["reseat_llf"]`` has
             their final values. Use it (``reseat=k``) when the classes really
             are a polyhedron with several faces: there it recovers a missed
-            face (``benchmarks/restart_strategies.py``). On other data the
-            higher maximum can predict held-out data worse
-            (``benchmarks/reseat_heldout.py``), hence the default 0. Needs
-            ``method="em"``. Which face is idle and which points are missed is
-            read on the (at most 5000) rows the starts use, so fits by row
-            blocks and on Dask make the same moves.
+            face (docs/benchmarks/learned.md, "Restart strategies"). On other
+            data the higher maximum can predict held-out data worse
+            (docs/benchmarks/learned.md, "Re-seating moves on held-out
+            data"), hence the default 0. Needs ``method="em"``. Which face is
+            idle and which points are missed is read on the (at most 5000)
+            rows the starts use, so fits by row blocks and on Dask make the
+            same moves.
         random_state : int, numpy Generator or None
             Seed for the starts. ``None`` uses a fixed seed, so fits are
             reproducible by default.
