@@ -113,12 +113,43 @@ def build_summary(
 ) -> Summary:
     """Header table, one coefficient block per hyperplane, and footnotes; with
     ``bootstrap``, its standard errors and percentile intervals."""
-    settings = results.mle_settings
-    retvals = results.mle_retvals
-    hard = settings["gating"] == "hard"
+    hard = results.mle_settings["gating"] == "hard"
     # the label-flip model's results carry the flip rate; the bound is PLUME's
     flips = hasattr(results, "flip_rate")
     bound = None if hard or flips else results.rademacher_bound(0.05)
+    if title is None:
+        title = f"{type(results.model).__name__} Regression Results"
+    smry = Summary()
+    labels = _row_labels(results, xname)
+    p = results.model.k_vars
+    smry.add_table_2cols(
+        results,
+        gleft=_model_rows(results, hard, bootstrap),
+        gright=_fit_rows(results, bound),
+        yname=yname,
+        xname=labels[:p],
+        title=title,
+    )
+    columns = _coefficient_columns(results, alpha, bootstrap)
+    blocks = [
+        (f"hyperplane h{k + 1}", slice(k * p, (k + 1) * p)) for k in range(results.k)
+    ]
+    if flips:
+        blocks.append(("label flips", slice(results.k * p, None)))
+    for label, rows in blocks:
+        smry.tables.append(
+            _coefficient_table(results, columns, rows, label, labels, alpha)
+        )
+    notes = _inference_notes(results, alpha, bootstrap, bound)
+    notes += _fit_notes(results, bse=columns[2][: results.k * p])
+    smry.add_extra_txt([f"[{i + 1}] {note}" for i, note in enumerate(notes)])
+    return smry
+
+
+def _model_rows(results, hard: bool, bootstrap) -> list:
+    """The header's left column: the model, its settings and the fit's run."""
+    settings = results.mle_settings
+    retvals = results.mle_retvals
     if settings["method"] == "em":
         method = f"EM ({settings['mstep'].capitalize()} M-step)"
         iterations = f"{retvals['n_em_steps']} + {retvals['n_newton_steps']} NR"
@@ -126,7 +157,7 @@ def build_summary(
         method = f"MLE ({settings['method']})"
         iterations = str(retvals["iterations"])
     penalty = f"{settings['alpha']:g}" if settings["alpha"] > 0 else "none"
-    top_left = [
+    return [
         ("Dep. Variable:", None),
         ("Model:", [type(results.model).__name__]),
         ("Method:", [method]),
@@ -142,7 +173,11 @@ def build_summary(
         ),
         ("Covariance Type:", [results.cov_type if bootstrap is None else "bootstrap"]),
     ]
-    top_right = [
+
+
+def _fit_rows(results, bound) -> list:
+    """The header's right column: counts, likelihoods, criteria, the bound."""
+    return [
         ("No. Observations:", None),
         ("Df Residuals:", None),
         ("Df Model:", None),
@@ -155,65 +190,47 @@ def build_summary(
         ("Rademacher bnd:", ["n/a" if bound is None else bound.short]),
         ("Inside class:", [_inside_label(results)]),
     ]
-    if title is None:
-        title = f"{type(results.model).__name__} Regression Results"
-    smry = Summary()
-    labels = _row_labels(results, xname)
-    p = results.model.k_vars
-    smry.add_table_2cols(
-        results,
-        gleft=top_left,
-        gright=top_right,
-        yname=yname,
-        xname=labels[:p],
-        title=title,
+
+
+def _coefficient_columns(results, alpha, bootstrap) -> tuple:
+    """``params, bse, tvalues, pvalues, conf_int`` of every parameter, from the
+    fit's covariance or from ``bootstrap``."""
+    params = np.asarray(results.params)
+    if bootstrap is not None:
+        return (params, *_bootstrap_columns(params, bootstrap, alpha))
+    return (
+        params,
+        np.asarray(results.bse),
+        np.asarray(results.tvalues),
+        np.asarray(results.pvalues),
+        np.asarray(results.conf_int(alpha)),
     )
 
-    params = np.asarray(results.params)
-    if bootstrap is None:
-        bse = np.asarray(results.bse)
-        tvalues = np.asarray(results.tvalues)
-        pvalues = np.asarray(results.pvalues)
-        conf = np.asarray(results.conf_int(alpha))
-    else:
-        bse, tvalues, pvalues, conf = _bootstrap_columns(params, bootstrap, alpha)
-    blocks = [
-        (f"hyperplane h{k + 1}", slice(k * p, (k + 1) * p)) for k in range(results.k)
-    ]
-    if flips:
-        blocks.append(("label flips", slice(results.k * p, None)))
-    for label, rows in blocks:
-        table = summary_params(
-            (
-                results,
-                params[rows],
-                bse[rows],
-                tvalues[rows],
-                pvalues[rows],
-                conf[rows],
-            ),
-            yname=label,
-            xname=labels[rows],
-            alpha=alpha,
-            use_t=results.use_t,
-        )
-        # label the block in its stub header, as statsmodels' MNLogit does
-        table[0][0].data = label
-        table[0][0]._datatype = None
-        table[0][0].row = table[0][1].row
-        smry.tables.append(table)
 
+def _coefficient_table(results, columns, rows: slice, label: str, labels, alpha):
+    """One block of the coefficient table, its label in the stub header."""
+    table = summary_params(
+        (results, *(column[rows] for column in columns)),
+        yname=label,
+        xname=labels[rows],
+        alpha=alpha,
+        use_t=results.use_t,
+    )
+    # label the block in its stub header, as statsmodels' MNLogit does
+    table[0][0].data = label
+    table[0][0]._datatype = None
+    table[0][0].row = table[0][1].row
+    return table
+
+
+def _inference_notes(results, alpha, bootstrap, bound) -> list[str]:
+    """Notes on the outcome and on reading the inference: flips, bootstrap,
+    covariance, the LLR test, the Rademacher bound."""
     notes = [_outcome_note(results)]
-    if flips:
+    if hasattr(results, "flip_rate"):
         notes.append(_flip_note(results, alpha))
     if bootstrap is not None:
-        notes.append(
-            f"Standard errors and {100 * (1 - alpha):g}% percentile intervals from a "
-            f"nonparametric bootstrap, {bootstrap.n_boot - bootstrap.n_failed} of "
-            f"{bootstrap.n_boot} replicates ({bootstrap.n_failed} failed); experts "
-            f"aligned to the fit, {100 * bootstrap.switched_share:.1f}% of "
-            "replicates relabelled."
-        )
+        notes.append(_bootstrap_note(bootstrap, alpha))
     if results.cov_type != "nonrobust" and bootstrap is None:
         notes.append(results.cov_kwds["description"])
     if results.k > 1:
@@ -223,16 +240,39 @@ def build_summary(
             "indicative only."
         )
     if bound is not None:
-        value = (
-            f"10^{bound.log10_total:.1f}, above 1 and so vacuous (it says nothing "
-            "about the error rate)"
-            if bound.vacuous
-            else f"{bound.total:.4g}"
-        )
-        notes.append(
-            f"Rademacher bound on the misclassification risk at delta=0.05: "
-            f"{value}; see results.rademacher_bound()."
-        )
+        notes.append(_bound_note(bound))
+    return notes
+
+
+def _bootstrap_note(bootstrap, alpha) -> str:
+    return (
+        f"Standard errors and {100 * (1 - alpha):g}% percentile intervals from a "
+        f"nonparametric bootstrap, {bootstrap.n_boot - bootstrap.n_failed} of "
+        f"{bootstrap.n_boot} replicates ({bootstrap.n_failed} failed); experts "
+        f"aligned to the fit, {100 * bootstrap.switched_share:.1f}% of "
+        "replicates relabelled."
+    )
+
+
+def _bound_note(bound) -> str:
+    value = (
+        f"10^{bound.log10_total:.1f}, above 1 and so vacuous (it says nothing "
+        "about the error rate)"
+        if bound.vacuous
+        else f"{bound.total:.4g}"
+    )
+    return (
+        f"Rademacher bound on the misclassification risk at delta=0.05: "
+        f"{value}; see results.rademacher_bound()."
+    )
+
+
+def _fit_notes(results, bse) -> list[str]:
+    """Notes on the fit itself: penalty, separation, convergence, the
+    hyperplanes' standard errors ``bse`` and the diagnostics."""
+    settings = results.mle_settings
+    retvals = results.mle_retvals
+    notes = []
     if settings["alpha"] > 0:
         notes.append(
             f"L2-penalised fit: EM maximised L/N - alpha/2 * sum of squared slopes "
@@ -246,7 +286,7 @@ def build_summary(
         )
     if not results.converged:
         notes.append(f"EM did not converge: {retvals['message']}.")
-    if not np.all(np.isfinite(bse[: results.k * p])):
+    if not np.all(np.isfinite(bse)):
         notes.append(
             "Standard errors are NaN: the observed information is not positive "
             "definite (no regular interior maximum)."
@@ -254,8 +294,7 @@ def build_summary(
     diagnostics = _diagnostics_note(results)
     if diagnostics is not None:
         notes.append(diagnostics)
-    smry.add_extra_txt([f"[{i + 1}] {note}" for i, note in enumerate(notes)])
-    return smry
+    return notes
 
 
 def build_summary2(
