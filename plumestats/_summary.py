@@ -10,7 +10,7 @@ __all__ = ["build_summary", "build_summary2"]
 
 
 def _inside_label(results) -> str:
-    code = results.model._inside_code
+    code = results.model.spec.inside_code
     labels = [
         str(level) for level, value in results.outcome_mapping.items() if value == code
     ]
@@ -18,7 +18,7 @@ def _inside_label(results) -> str:
 
 
 def _outcome_note(results) -> str:
-    code = results.model._inside_code
+    code = results.model.spec.inside_code
     label = _inside_label(results)
     coded = "" if label == str(code) else f" ({label})"
     prediction = "" if code == 1 else " predict() still gives P(y = 1 | x)."
@@ -319,7 +319,7 @@ def build_summary2(
         yname=yname,
         title=title,
     )
-    gate = "hard (SPLA1)" if results.model._hard else f"soft, gamma = {results.gamma:g}"
+    gate = "hard (SPLA1)" if results.model.spec.hard else f"soft, gamma = {results.gamma:g}"
     smry.add_text(f"K = {results.k} hyperplanes, {gate}. {_outcome_note(results)}")
     if hasattr(results, "flip_rate"):
         smry.add_text(_flip_note(results, alpha))
