@@ -19,7 +19,7 @@ from ._problem import Problem
 from ._progress import FitProgress
 from ._reseat import reseat_faces
 from ._rows import InMemoryRows
-from ._start import _START_MAX_ROWS, make_start, sample_rows, start_methods
+from ._start import START_MAX_ROWS, make_start, sample_rows, start_methods
 from ._validation import float_vector
 
 __all__ = [
@@ -93,8 +93,8 @@ def start_sample(problem: Problem, init: str, rng):
         return source.design, source.y_pm
     if init == "random":  # needs no data
         return np.empty((0, problem.n_cols)), np.empty(0)
-    if problem.nobs > _START_MAX_ROWS:
-        rows = np.sort(rng.choice(problem.nobs, _START_MAX_ROWS, replace=False))
+    if problem.nobs > START_MAX_ROWS:
+        rows = np.sort(rng.choice(problem.nobs, START_MAX_ROWS, replace=False))
     else:
         rows = np.arange(problem.nobs)
     return source.take(rows)

@@ -21,7 +21,7 @@ from patsy import EvalEnvironment, ModelDesc
 from patsy.eval import ast_names
 
 from ._compat import STATSMODELS_EVAL_ENV_MAPPING
-from ._validation import _count_not_kept, _raise_if_bad, _refuse_complex
+from ._design_checks import count_not_kept, raise_if_bad, refuse_complex
 
 __all__ = [
     "announce_transform_drops",
@@ -158,15 +158,15 @@ def precheck_formula_data(formula: str, data, missing: str) -> None:
     if not isinstance(data, pd.DataFrame):
         return
     used = formula_columns(formula, data.columns)
-    _refuse_complex(data[used], "the data")
+    refuse_complex(data[used], "the data")
     numeric = [c for c in used if pd.api.types.is_numeric_dtype(data[c].dtype)]
     counts = {}
     if missing != "drop":
         text = [c for c in used if c not in numeric]
         counts = {c: (int(data[c].isna().sum()), 0) for c in text}
-    n_nan, n_inf = _count_not_kept(data[numeric], missing)
+    n_nan, n_inf = count_not_kept(data[numeric], missing)
     counts.update({c: (n_nan[j], n_inf[j]) for j, c in enumerate(numeric)})
-    _raise_if_bad("the data", counts)
+    raise_if_bad("the data", counts)
     if missing == "drop" and used and data[used].isna().any(axis=1).all():
         empty = [c for c in used if data[c].isna().all()]
         which = f" ({', '.join(map(repr, empty))} has no value)" if empty else ""

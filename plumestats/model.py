@@ -16,6 +16,7 @@ from ._compat import cache_readonly
 from ._covariance import BLOCK_COV_TYPES, COV_TYPES
 from ._data import check_given, finish_arrays, prepare_arrays
 from ._design import as_design
+from ._design_checks import check_design
 from ._em import EMOptions
 from ._formula_data import (
     announce_transform_drops,
@@ -28,20 +29,19 @@ from ._formula_data import (
 )
 from ._memory import check_fit_memory
 from ._msteps import MSTEPS
+from ._outcome import resolve_inside
 from ._prediction import predict_rows
 from ._progress import FitProgress, check_progress
 from ._spec import HardGate, ModelSpec, SoftGate
 from ._start import INIT_METHODS, make_start
 from ._validation import (
     check_choice,
-    check_design,
     check_flag,
     check_gamma,
     check_identified,
     check_int,
     check_positive_float,
     require_estimation_data,
-    resolve_inside,
 )
 
 __all__ = [
