@@ -22,17 +22,16 @@ import numpy as np
 import pandas as pd
 
 from ._design import as_design
-from ._memory import check_parameter_count
-from ._objectives import block_sums, combine_sums
-from ._rows import combine_moments, design_moments, scaling_from_moments
-from ._validation import (
+from ._design_checks import (
     DesignSummary,
     add_block,
     combine_summaries,
-    encode_outcome,
     names_from_variance,
-    prepare_endog,
 )
+from ._memory import check_parameter_count
+from ._objectives import block_sums, combine_sums
+from ._outcome import encode_outcome, prepare_endog
+from ._rows import combine_moments, design_moments, scaling_from_moments
 
 __all__ = [
     "DaskRows",

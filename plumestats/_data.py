@@ -4,25 +4,28 @@ handling, and what the model takes from it after.
 Every model is built by one path (``PolyhedralMixtureLogit.__init__``): the
 data are read here (arrays, DataFrames, a formula's design) or by
 ``plumestats._dask.read_collections`` (Dask collections); each returns the 0/1
-outcome and a :class:`~plumestats._validation.DesignSummary` of the design,
+outcome and a :class:`~plumestats._design_checks.DesignSummary` of the design,
 from which the model's set-up checks and names the columns alike.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from ._compat import FORMULA_SPEC_KEYWORDS
-from ._formula_data import check_design_values
-from ._memory import check_parameter_count
-from ._validation import (
-    coerce_exog,
+from ._compat import FORMULA_SPEC_KEYWORDS, nullable_as_float
+from ._design_checks import (
+    count_not_kept,
     design_summary,
-    encode_outcome,
-    precheck_data,
-    prepare_endog,
+    float_blocks,
+    raise_if_bad,
+    refuse_complex,
     statsmodels_exog_names,
 )
+from ._formula_data import check_design_values
+from ._memory import check_parameter_count
+from ._outcome import encode_outcome, prepare_endog
 
 __all__ = ["FORMULA_KEYWORDS", "check_given", "finish_arrays", "prepare_arrays"]
 
@@ -87,6 +90,155 @@ def _check_array_shapes(endog, exog) -> None:
         raise ValueError(
             f"endog must be one column of outcomes, got {np.shape(endog)[1]} columns"
         )
+
+
+def coerce_exog(exog):
+    """``exog`` as something with a shape: lists and tuples become arrays (as
+    statsmodels' ``Logit`` takes them; ``GenericLikelihoodModel`` reads
+    ``exog.shape``). Sparse matrices, repeated column names and designs
+    without columns are refused by name."""
+    from scipy import sparse
+
+    if sparse.issparse(exog):
+        raise TypeError(
+            f"exog is a sparse matrix ({type(exog).__name__}); sparse matrices are "
+            "not supported: pass a dense array, exog.toarray()"
+        )
+    if not hasattr(exog, "shape"):
+        try:
+            exog = np.asarray(exog)
+        except ValueError as exc:
+            raise ValueError(
+                "exog must be a table of numbers, one row per observation with "
+                f"the same number of columns in each; could not read it ({exc})"
+            ) from exc
+    columns = getattr(exog, "columns", None)
+    if columns is not None and columns.has_duplicates:
+        repeated = list(dict.fromkeys(columns[columns.duplicated()]))
+        raise ValueError(
+            f"exog has more than one column named {', '.join(map(repr, repeated))}; "
+            "give each column a distinct name (the parameter names are made from "
+            "them)"
+        )
+    exog = nullable_as_float(exog)
+    if columns is not None:
+        # booleans as numbers: statsmodels 0.14 cast a frame mixing them with
+        # numbers to an object array, and refused it
+        flags = [
+            c
+            for c, dtype in exog.dtypes.items()
+            if isinstance(dtype, np.dtype) and dtype.kind == "b"
+        ]
+        if flags:
+            exog = exog.astype(dict.fromkeys(flags, float))
+    if np.ndim(exog) not in (1, 2):
+        raise ValueError(
+            f"exog must be a table of one row per observation (2 dimensions), "
+            f"got {np.ndim(exog)} dimensions, shape {np.shape(exog)}"
+        )
+    if np.ndim(exog) == 2 and np.shape(exog)[1] == 0:
+        raise ValueError(
+            f"exog has no columns (shape {np.shape(exog)}); the hyperplanes need "
+            "at least one, e.g. a constant column (a formula adds it unless it "
+            "has '0 +' or '- 1')"
+        )
+    return exog
+
+
+def precheck_data(endog, exog, missing: str) -> None:
+    """Checks that must run before statsmodels' data handling, whose own errors do
+    not name the column: non-numeric features, and NaN or infinite values that the
+    ``missing`` option will not drop (statsmodels drops NaN only).
+
+    The values are read by row blocks: no copy of the design is made, and the
+    column names are worked out only for an error message.
+    """
+    import pandas as pd
+
+    if isinstance(exog, pd.DataFrame):
+        names = [str(c) for c in exog.columns]
+        text = [
+            n
+            for n, dt in zip(names, exog.dtypes, strict=True)
+            if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))
+        ]
+        refuse_complex(exog, "exog")
+        if text:
+            raise ValueError(
+                f"exog columns {text} are not numeric; encode them first (with a "
+                "formula, C(column) one-hot encodes a categorical)"
+            )
+        values = exog
+    else:
+        values = np.asarray(exog)
+        if values.dtype.kind not in "biuf":
+            raise ValueError(f"exog must be numeric, got dtype {values.dtype}")
+        values = values.reshape(values.shape[0], -1)
+        names = None
+    n_nan, n_inf = count_not_kept(values, missing)
+    bad = np.flatnonzero(n_nan + n_inf)
+    if bad.size and names is None:
+        names = _array_column_names(values)
+    raise_if_bad("exog", {names[j]: (n_nan[j], n_inf[j]) for j in bad})
+    y = pd.Series(np.asarray(endog).ravel()) if np.ndim(endog) <= 1 else None
+    if missing != "drop":
+        if y is not None and y.isna().any():
+            raise ValueError(
+                f"endog has {int(y.isna().sum())} missing values; drop those rows "
+                "or pass missing='drop'"
+            )
+    elif values.shape[0]:
+        _check_rows_left(y, values, names)
+
+
+def _check_rows_left(y, values, names) -> None:
+    """A clear error when ``missing='drop'`` would drop every row (statsmodels
+    would go on to reduce zero-row arrays), naming the columns with no value."""
+    incomplete, has_value = [], np.zeros(values.shape[1], dtype=bool)
+    for block in float_blocks(values):
+        missing = np.isnan(block)
+        incomplete.append(missing.any(axis=1))
+        has_value |= ~missing.all(axis=0)
+    incomplete = np.concatenate(incomplete)
+    if y is not None and len(y) == len(incomplete):
+        incomplete |= y.isna().to_numpy()
+    if not incomplete.all():
+        return
+    names = names if names is not None else _array_column_names(values)
+    empty = [names[j] for j in np.flatnonzero(~has_value)]
+    where = (
+        f"; these columns have no value at all: {', '.join(map(repr, empty))}"
+        if empty
+        else ""
+    )
+    raise ValueError(
+        "no observations are left after missing='drop' dropped the rows with a "
+        f"missing value: every one of the {len(incomplete)} rows has one{where}. "
+        "Drop or impute those columns first"
+    )
+
+
+def _array_column_names(values: np.ndarray) -> list[str]:
+    """statsmodels' names for array columns: ``const`` for a constant column,
+    ``x1, x2, ...`` for the others (ignoring non-finite entries)."""
+    low = np.full(values.shape[1], np.nan)
+    high = low.copy()
+    for block in float_blocks(values):
+        finite = np.where(np.isfinite(block), block, np.nan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+            # fmin / fmax skip the NaN of a block whose column has no finite value
+            low = np.fmin(low, np.nanmin(finite, axis=0))
+            high = np.fmax(high, np.nanmax(finite, axis=0))
+    constant = low == high
+    names, counter = [], 0
+    for is_constant in constant:
+        if is_constant:
+            names.append("const")
+        else:
+            counter += 1
+            names.append(f"x{counter}")
+    return names
 
 
 def finish_arrays(model, mapping, n_given: int, missing: str, kwargs: dict):

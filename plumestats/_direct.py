@@ -48,13 +48,55 @@ def fit_direct(
     """One of statsmodels' optimisers directly on the observed log-likelihood,
     using the analytic score and Hessian (one run on ``progress``'s bar, a
     :class:`~plumestats._parallel.FitProgress`)."""
+    _check_optimizer_options(method, optimizer_kwargs)
+    problem, scaling = build_problem(model, 0.0)
+    start_params = _start_params(
+        model, problem, scaling, start_params, init, random_state
+    )
+    start_llf = model.loglike(start_params)
+    progress = progress if progress is not None else FitProgress(False)
+    progress.start(1, problem)
+    arguments = {
+        "start_params": start_params,
+        "method": method,
+        "maxiter": maxiter,
+        "disp": disp,
+        # the covariance is computed by the results, where it is best conditioned
+        "skip_hessian": True,
+        "retall": retall,
+        **optimizer_kwargs,
+    }
+    optimizer_retvals, params, n_iterates, singular = _optimize(
+        model, arguments, callback, progress
+    )
+    progress.run_done()
+    final_llf = model.loglike(params)
+    internal = scaling.to_internal(params.reshape(model.k, -1)).ravel()
+    retvals = _direct_retvals(
+        problem,
+        internal,
+        method,
+        optimizer_retvals,
+        n_iterates=n_iterates,
+        singular=singular,
+        llfs=(start_llf, final_llf),
+    )
+    return problem, scaling, internal, retvals
+
+
+def _check_optimizer_options(method: str, optimizer_kwargs: dict) -> None:
+    """Refuse the options ``method`` does not take (statsmodels only warns)."""
     unknown = set(optimizer_kwargs) - set(OPTIMIZER_OPTIONS[method])
     if unknown:
         raise TypeError(
             f"fit(method={method!r}) got unexpected arguments {sorted(unknown)}; "
             f"statsmodels' {method} accepts {list(OPTIMIZER_OPTIONS[method])}"
         )
-    problem, scaling = build_problem(model, 0.0)
+
+
+def _start_params(model, problem, scaling, start_params, init, random_state):
+    """The user's start values (their shape checked), or the engine's first
+    start method's, in the user's coordinates."""
     if start_params is None:
         internal = make_start(
             start_methods(init, 1)[0],
@@ -67,15 +109,17 @@ def fit_direct(
         start_params = scaling.to_user(internal.reshape(model.k, -1)).ravel()
     else:
         user_start(model, scaling, start_params)  # validates the shape
-    start_params = np.asarray(start_params, dtype=float)
-    start_llf = model.loglike(start_params)
+    return np.asarray(start_params, dtype=float)
+
+
+def _optimize(model, arguments: dict, callback, progress):
+    """Run statsmodels' optimiser: ``(its retvals, the params it stopped at,
+    the number of iterations, why it failed as text or "")``."""
     # statsmodels' bfgs, cg and ncg report function and gradient calls but not
     # iterations; scipy and statsmodels' newton call the callback once per
     # iteration, so the iterates recorded give every optimiser's count (and the
     # best point reached, should plain Newton fail)
-    iterates = [start_params]
-    progress = progress if progress is not None else FitProgress(False)
-    progress.start(1, problem)
+    iterates = [arguments["start_params"]]
 
     def record(params):
         iterates.append(np.array(params, dtype=float))
@@ -83,17 +127,6 @@ def fit_direct(
         if callback is not None:
             callback(params)
 
-    arguments = {
-        "start_params": start_params,
-        "method": method,
-        "maxiter": maxiter,
-        "disp": disp,
-        "callback": record,
-        # the covariance is computed by the results, where it is best conditioned
-        "skip_hessian": True,
-        "retall": retall,
-        **optimizer_kwargs,
-    }
     singular = ""
     try:
         with warnings.catch_warnings():
@@ -102,7 +135,9 @@ def fit_direct(
             warnings.filterwarnings(
                 "ignore", "Maximum Likelihood optimization", ConvergenceWarning
             )
-            mlefit = LikelihoodModel.fit(model, full_output=True, **arguments)
+            mlefit = LikelihoodModel.fit(
+                model, full_output=True, callback=record, **arguments
+            )
         optimizer_retvals = dict(mlefit.mle_retvals)
         params = np.asarray(mlefit.params, dtype=float)
     except np.linalg.LinAlgError:
@@ -116,9 +151,15 @@ def fit_direct(
             " (it met an exactly singular Hessian: its undamped Newton steps did "
             "not settle)"
         )
-    progress.run_done()
-    final_llf = model.loglike(params)
-    internal = scaling.to_internal(params.reshape(model.k, -1)).ravel()
+    return optimizer_retvals, params, len(iterates) - 1, singular
+
+
+def _direct_retvals(
+    problem, internal, method, optimizer_retvals, *, n_iterates, singular, llfs
+) -> dict:
+    """The engine's ``mle_retvals`` for a direct fit stopped at ``internal``,
+    its stop checked by the engine's tests; ``llfs`` are the log-likelihoods
+    at the start and at the end."""
     converged = bool(optimizer_retvals.get("converged", False))
     terms = problem.terms(internal)
     # statsmodels' optimisers stop on a small gradient, which a separated fit has
@@ -133,20 +174,20 @@ def fit_direct(
         **optimizer_retvals,
         "converged": converged,
         # the optimiser's own count where statsmodels reports one
-        "iterations": int(optimizer_retvals.get("iterations", len(iterates) - 1)),
+        "iterations": int(optimizer_retvals.get("iterations", n_iterates)),
         "message": f"statsmodels '{method}' optimiser "
         + ("converged" if converged else "did not converge")
         + (" (separation: the maximum is at infinity)" if separated else "")
         + short
         + singular,
-        "llf_history": np.array([start_llf, final_llf]),
+        "llf_history": np.array(llfs),
         "steps": [],
         "n_em_steps": 0,
         "n_newton_steps": 0,
         "max_abs_score": float(
             np.max(np.abs(problem.gradient(internal, problem.terms(internal))))
         ),
-        "restarts_llf": np.array([final_llf]),
+        "restarts_llf": np.array([llfs[1]]),
         "restarts_converged": np.array([converged]),
         "separation": separated,
     }
@@ -156,7 +197,7 @@ def fit_direct(
             "Use method='em' (the default): it damps its Newton steps, escapes "
             "saddles and stops only at a maximum."
         )
-    return problem, scaling, internal, retvals
+    return retvals
 
 
 def _not_a_maximum(problem, params: np.ndarray, terms) -> str:

@@ -19,7 +19,7 @@ from ._parallel import FitProgress
 from ._problem import Problem
 from ._rows import InMemoryRows
 from ._start import (
-    _START_MAX_ROWS,
+    START_MAX_ROWS,
     make_start,
     reseat_faces,
     sample_rows,
@@ -98,8 +98,8 @@ def start_sample(problem: Problem, init: str, rng):
         return source.design, source.y_pm
     if init == "random":  # needs no data
         return np.empty((0, problem.n_cols)), np.empty(0)
-    if problem.nobs > _START_MAX_ROWS:
-        rows = np.sort(rng.choice(problem.nobs, _START_MAX_ROWS, replace=False))
+    if problem.nobs > START_MAX_ROWS:
+        rows = np.sort(rng.choice(problem.nobs, START_MAX_ROWS, replace=False))
     else:
         rows = np.arange(problem.nobs)
     return source.take(rows)

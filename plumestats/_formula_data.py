@@ -22,8 +22,9 @@ from patsy.eval import ast_names
 
 from ._compat import STATSMODELS_EVAL_ENV_MAPPING
 from ._dask import is_dask_collection
+from ._design_checks import count_not_kept, raise_if_bad, refuse_complex
 from ._diagnostics import caller_stacklevel
-from ._validation import _count_not_kept, _raise_if_bad, _refuse_complex, check_choice
+from ._validation import check_choice
 
 __all__ = [
     "announce_transform_drops",
@@ -161,15 +162,15 @@ def precheck_formula_data(formula: str, data, missing: str) -> None:
     if not isinstance(data, pd.DataFrame):
         return
     used = formula_columns(formula, data.columns)
-    _refuse_complex(data[used], "the data")
+    refuse_complex(data[used], "the data")
     numeric = [c for c in used if pd.api.types.is_numeric_dtype(data[c].dtype)]
     counts = {}
     if missing != "drop":
         text = [c for c in used if c not in numeric]
         counts = {c: (int(data[c].isna().sum()), 0) for c in text}
-    n_nan, n_inf = _count_not_kept(data[numeric], missing)
+    n_nan, n_inf = count_not_kept(data[numeric], missing)
     counts.update({c: (n_nan[j], n_inf[j]) for j, c in enumerate(numeric)})
-    _raise_if_bad("the data", counts)
+    raise_if_bad("the data", counts)
     if missing == "drop" and used and data[used].isna().any(axis=1).all():
         empty = [c for c in used if data[c].isna().all()]
         which = f" ({', '.join(map(repr, empty))} has no value)" if empty else ""

@@ -55,7 +55,14 @@ from ._problem import Problem
 from ._rows import InMemoryRows
 from ._spec import ModelSpec, SoftGate
 
-__all__ = ["INIT_METHODS", "make_start", "reseat_faces", "sample_rows", "start_methods"]
+__all__ = [
+    "INIT_METHODS",
+    "START_MAX_ROWS",
+    "make_start",
+    "reseat_faces",
+    "sample_rows",
+    "start_methods",
+]
 
 INIT_METHODS = ("kmeans", "directions", "logit", "random", "mixed")
 MIXED_CYCLE = ("kmeans", "directions", "logit")
@@ -68,7 +75,7 @@ _OTHER_CLUSTERS_WEIGHT = 0.3
 # Start values come from a random subsample of this many rows on larger data: they
 # only need to point EM at the right basin, and their cost then stops growing with
 # n (on adult they took a fifth of the fit).
-_START_MAX_ROWS = 5000
+START_MAX_ROWS = 5000
 
 
 def _slope_ridge(n_cols: int, intercept_index: int | None) -> np.ndarray:
@@ -121,10 +128,10 @@ def make_start(
 
 
 def sample_rows(exog, y_pm: np.ndarray, rng: np.random.Generator):
-    """At most :data:`_START_MAX_ROWS` random rows of a design, in their order
+    """At most :data:`START_MAX_ROWS` random rows of a design, in their order
     (all rows of a smaller one), as a :class:`DesignMatrix`."""
-    if exog.shape[0] > _START_MAX_ROWS:
-        rows = np.sort(rng.choice(exog.shape[0], _START_MAX_ROWS, replace=False))
+    if exog.shape[0] > START_MAX_ROWS:
+        rows = np.sort(rng.choice(exog.shape[0], START_MAX_ROWS, replace=False))
         values = exog.values if isinstance(exog, DesignMatrix) else exog
         exog, y_pm = values[rows], y_pm[rows]
     return as_design(exog), y_pm

@@ -319,7 +319,11 @@ def build_summary2(
         yname=yname,
         title=title,
     )
-    gate = "hard (SPLA1)" if results.model.spec.hard else f"soft, gamma = {results.gamma:g}"
+    gate = (
+        "hard (SPLA1)"
+        if results.model.spec.hard
+        else f"soft, gamma = {results.gamma:g}"
+    )
     smry.add_text(f"K = {results.k} hyperplanes, {gate}. {_outcome_note(results)}")
     if hasattr(results, "flip_rate"):
         smry.add_text(_flip_note(results, alpha))

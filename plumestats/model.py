@@ -12,18 +12,18 @@ from . import _dask, _fitting
 from ._compat import cache_readonly
 from ._data import check_given, finish_arrays, prepare_arrays
 from ._design import as_design
+from ._design_checks import check_design
 from ._fit import auto_chunksize, check_fit_options, fit_model
 from ._formula_data import model_from_formula
+from ._outcome import resolve_inside
 from ._prediction import log_odds_and_jacobian, predict_at
 from ._sharing import register_exportable
 from ._spec import HardGate, ModelSpec, SoftGate
 from ._start import make_start
 from ._validation import (
     check_choice,
-    check_design,
     check_gamma,
     check_int,
-    resolve_inside,
 )
 from .results import (
     PolyhedralMixtureLogitResults,

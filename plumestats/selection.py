@@ -220,6 +220,69 @@ def select_k(
     >>> sel.chosen
     (3, 1.0)
     """
+    n_se, cross_validate, fit_options, candidates = _checked_options(
+        criterion,
+        alpha,
+        n_se,
+        n_init,
+        reseat,
+        ks,
+        gammas,
+        label_flips=label_flips,
+        cross_validate=cross_validate,
+    )
+    enabled = check_progress(progress)
+    n_workers = effective_n_jobs(n_jobs)
+    random_state = one_seed(random_state)
+    # the names the formula reads from the caller, captured here (eval_env
+    # counts frames from select_k): the fits may run in other processes
+    namespace = captured_namespace(formula, data, eval_env)
+    folds, design = _folds_and_design(
+        formula,
+        data,
+        inside,
+        random_state,
+        cv=cv if cross_validate else None,
+        n_workers=n_workers,
+        namespace=namespace,
+    )
+    context = Context(
+        formula,
+        data if n_workers == 1 else None,
+        inside,
+        label_flips,
+        fit_options,
+        random_state,
+        folds,
+        *design,
+        eval_env=namespace,
+        data_for_refit=data,
+    )
+    fitted = fit_candidates(context, candidates, n_workers, enabled)
+    table, fits, unsettled, held_out = _tabulate(candidates, fitted, label_flips, folds)
+    best_row = _best_row(table, held_out, criterion, n_se)
+    k, gamma = candidates[best_row]
+    best, caught = fits[(k, gamma)]
+    if n_workers > 1:
+        best = formula_refit(context, best, k, gamma)
+    if unsettled:
+        warnings.warn(
+            f"{len(unsettled)} of {len(candidates)} candidate fits did not reach a "
+            f"regular maximum ({', '.join(unsettled)}); their rows have "
+            "converged=False. Try more restarts (n_init) or a small penalty (alpha).",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    _reissue(w for w in caught if issubclass(w.category, HessianInversionWarning))
+    chosen = (k, np.nan if k == 1 else gamma)
+    return SelectKResults(table, best, criterion, chosen, folds)
+
+
+def _checked_options(
+    criterion, alpha, n_se, n_init, reseat, ks, gammas, *, label_flips, cross_validate
+):
+    """select_k's options checked: ``(n_se, cross_validate, the options of
+    every fit, the candidates (k, gamma))``."""
     check_choice(criterion, "criterion", CRITERIA)
     alpha = check_positive_float(alpha, "alpha", allow_zero=True)
     n_se = check_positive_float(n_se, "n_se", allow_zero=True)
@@ -241,18 +304,20 @@ def select_k(
         cross_validate = criterion == "cv"
     elif criterion == "cv" and not cross_validate:
         raise ValueError("criterion='cv' needs cross_validate=True (or None)")
+    return n_se, cross_validate, fit_options, candidates
 
-    enabled = check_progress(progress)
-    n_workers = effective_n_jobs(n_jobs)
-    random_state = one_seed(random_state)
-    # the names the formula reads from the caller, captured here: the fits
-    # may run in other processes
-    namespace = captured_namespace(formula, data, eval_env)
+
+def _folds_and_design(
+    formula, data, inside, random_state, *, cv, n_workers: int, namespace: dict
+):
+    """``(folds, design)``: ``cv`` stratified folds (none when ``cv`` is None),
+    and the design as arrays ``(y01, exog, inside code)`` where the fits need
+    it (``(None, None, 1)`` otherwise)."""
     template = PolyhedralMixtureLogit.from_formula(
         formula, data, k=1, inside=inside, eval_env=namespace
     )
     folds = None
-    if cross_validate:
+    if cv is not None:
         cv = check_int(cv, "cv", minimum=2)
         folds = stratified_folds(template.endog, cv, as_rng(random_state))
     # the fits on folds, and in worker processes every fit, read the design
@@ -263,20 +328,13 @@ def select_k(
     if folds is not None or n_workers > 1:
         exog = pd.DataFrame(template.exog, columns=template.exog_names)
         design = (template.endog, exog, template._inside_code)
-    context = Context(
-        formula,
-        data if n_workers == 1 else None,
-        inside,
-        label_flips,
-        fit_options,
-        random_state,
-        folds,
-        *design,
-        eval_env=namespace,
-        data_for_refit=data,
-    )
-    fitted = fit_candidates(context, candidates, n_workers, enabled)
+    return folds, design
 
+
+def _tabulate(candidates, fitted, label_flips: bool, folds):
+    """The table's rows from the fits, and ``(the table, the fits by (k,
+    gamma), the labels of the unsettled fits, the held-out log-probabilities)``;
+    warnings other than the fits' diagnostics are issued again."""
     rows, fits, unsettled, held_out = [], {}, [], []
     for (k, gamma), ((results, caught), logprob) in zip(
         candidates, fitted, strict=True
@@ -303,29 +361,20 @@ def select_k(
         fits[(k, gamma)] = (results, caught)
         if not row["converged"]:
             unsettled.append(_label(k, gamma))
-
     columns = [*SELECT_K_COLUMNS, *(["flip_rate"] if label_flips else [])]
     table = pd.DataFrame(rows).reindex(columns=columns)
+    return table, fits, unsettled, held_out
+
+
+def _best_row(table, held_out, criterion: str, n_se: float) -> int:
+    """The chosen row: the smallest criterion (ties to the earlier row, the
+    smaller k), or K = 1 when the best polyhedron wins by at most ``n_se``."""
     score = {"bic": "bic", "aic": "aic", "cv": "cv_logloss"}[criterion]
     # stable sort on a table already ordered by (k, gamma): ties go to smaller k
     best_row = int(np.argsort(table[score].to_numpy(), kind="stable")[0])
     if n_se > 0:
         best_row = _keep_k1_unless_beaten(table, held_out, best_row, n_se)
-    k, gamma = candidates[best_row]
-    best, caught = fits[(k, gamma)]
-    if n_workers > 1:
-        best = formula_refit(context, best, k, gamma)
-    if unsettled:
-        warnings.warn(
-            f"{len(unsettled)} of {len(candidates)} candidate fits did not reach a "
-            f"regular maximum ({', '.join(unsettled)}); their rows have "
-            "converged=False. Try more restarts (n_init) or a small penalty (alpha).",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
-    _reissue(w for w in caught if issubclass(w.category, HessianInversionWarning))
-    chosen = (k, np.nan if k == 1 else gamma)
-    return SelectKResults(table, best, criterion, chosen, folds)
+    return best_row
 
 
 def _keep_k1_unless_beaten(table, held_out, best_row: int, n_se: float) -> int:

@@ -20,10 +20,10 @@ from scipy.linalg import lstsq, qr
 from statsmodels.base.data import _make_exog_names
 from statsmodels.tools.sm_exceptions import CollinearityWarning
 
-import plumestats._validation as validation
+import plumestats._design_checks as design_checks
 import plumestats.api as ps
-from plumestats._validation import (
-    _dependent_columns,
+from plumestats._design_checks import (
+    dependent_columns,
     design_summary,
     statsmodels_exog_names,
 )
@@ -88,7 +88,7 @@ def block_bytes(request, monkeypatch):
     """The default blocks, and blocks of 256 rows (12 of them here), so that
     the block-by-block accumulation itself is exercised."""
     if request.param == "many blocks":
-        monkeypatch.setattr(validation, "_CHECK_BLOCK_BYTES", 1)
+        monkeypatch.setattr(design_checks, "CHECK_BLOCK_BYTES", 1)
     return request.param
 
 
@@ -112,7 +112,7 @@ def test_rank_decision_equals_the_whole_design_qr(name, block_bytes):
     the dependency."""
     exog = DESIGNS[name]
     expected = dense_dependent_columns(exog)
-    dependent, partners = _dependent_columns(design_summary(exog))
+    dependent, partners = dependent_columns(design_summary(exog))
     assert len(dependent) == len(expected[0])
     support = dependency_support(exog)
     assert set(dependent) | set(partners) <= support
@@ -134,7 +134,7 @@ def test_rank_decision_equals_the_whole_design_qr(name, block_bytes):
 def test_rank_warning_names_the_columns(name, block_bytes):
     exog = DESIGNS[name]
     names = [f"c{j}" for j in range(exog.shape[1])]
-    dependent, partners = _dependent_columns(design_summary(exog))
+    dependent, partners = dependent_columns(design_summary(exog))
     y = (np.arange(len(exog)) % 2).astype(float)
     with pytest.warns(CollinearityWarning, match="rank deficient") as caught:
         ps.PolyhedralMixtureLogit(y, pd.DataFrame(exog, columns=names), k=1)
@@ -237,7 +237,7 @@ def test_building_the_model_allocates_blocks_not_designs(large_design, layout):
         warnings.simplefilter("error")
         peak, retained = _traced(lambda: ps.PolyhedralMixtureLogit(y, exog, k=3))
     design_bytes = NOBS * (D + 1) * 8
-    block_bytes = validation._CHECK_BLOCK_BYTES
+    block_bytes = design_checks.CHECK_BLOCK_BYTES
     outcome_bytes = y.nbytes
     assert retained <= 2 * outcome_bytes + 2**16, retained
     # temporaries beyond what the model keeps: a few blocks (the block, its
