@@ -163,6 +163,8 @@ INTERNAL_API = frozenset(
         "_check_params",
         "_user_rows",
         "_log_odds_and_jacobian",
+        "_exog_named",  # exog came with column names: new rows match by name
+        "_without_data",  # why a model has no data (a JSON export says so)
         # the results' diagnostics, set by the results builder
         "_diagnostics",
     }

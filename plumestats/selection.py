@@ -327,7 +327,7 @@ def _folds_and_design(
     design = (None, None, 1)
     if folds is not None or n_workers > 1:
         exog = pd.DataFrame(template.exog, columns=template.exog_names)
-        design = (template.endog, exog, template._inside_code)
+        design = (template.endog, exog, template.spec.inside_code)
     return folds, design
 
 
@@ -548,7 +548,7 @@ def _tests_no_flips(restricted, full) -> bool:
         return False
     if isinstance(small, PolyhedralMixtureLogit):
         return (
-            not small._hard
+            not small.spec.hard
             and small.k == big.k
             and (big.k == 1 or small.gamma == big.gamma)
         )

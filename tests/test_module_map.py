@@ -96,8 +96,9 @@ def test_no_import_cycle():
 
 
 def _defined_private_names(tree: ast.Module) -> set[str]:
-    """Private names a module defines: functions, classes, class attributes
-    and attributes it assigns (``obj._name = ...``)."""
+    """Private names a module defines: functions, classes, class attributes,
+    attributes it assigns (``obj._name = ...``) and keyword arguments it
+    passes to its own constructors."""
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -108,6 +109,8 @@ def _defined_private_names(tree: ast.Module) -> set[str]:
             names.add(node.id)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
+        elif isinstance(node, ast.keyword) and node.arg:  # Holder(_name=...)
+            names.add(node.arg)
     return {name for name in names if name.startswith("_")}
 
 
@@ -122,6 +125,25 @@ def _names_a_module(importer: str, node: ast.ImportFrom, name: str) -> bool:
     if node.module:
         package = [*package, *node.module.split(".")]
     return ".".join([*package, name]) in known
+
+
+def _private_by_name(node: ast.AST) -> str | None:
+    """The private name in ``getattr(obj, "_name", ...)`` (or ``hasattr``,
+    ``setattr``) on an object other than ``self``."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "hasattr", "setattr")
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+        and _is_private(node.args[1].value)
+    ):
+        return None
+    first = node.args[0]
+    if isinstance(first, ast.Name) and first.id in ("self", "cls"):
+        return None
+    return node.args[1].value
 
 
 def _on_self(node: ast.Attribute) -> bool:
@@ -141,6 +163,10 @@ def test_no_private_name_crosses_modules():
                     and not _names_a_module(name, node, alias.name)
                     and (node.level or (node.module or "").startswith("plumestats"))
                 ]
+            elif _private_by_name(node) and _private_by_name(node) not in (
+                own | INTERNAL_API | LIBRARY_PRIVATE
+            ):
+                used.append(f"{name}: getattr(..., {_private_by_name(node)!r})")
             elif (
                 isinstance(node, ast.Attribute)
                 and _is_private(node.attr)
