@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import plumestats.api as ps
-from plumestats import _build, _problem
+from plumestats import _fit, _problem
 from plumestats import model as model_module
 
 
@@ -40,13 +40,13 @@ def passes(monkeypatch):
         monkeypatch.setattr(
             model_module.PolyhedralMixtureLogit, name, counting(original, name)
         )
-    build = _build.build_results
+    build = _fit.build_results
 
     def marking(*args, **kwargs):
         record["built_at"] = len(record["passes"])
         return build(*args, **kwargs)
 
-    monkeypatch.setattr(_build, "build_results", marking)
+    monkeypatch.setattr(_fit, "build_results", marking)
     return record
 
 
