@@ -142,11 +142,13 @@ def path_free(argument: str) -> str:
     option, equals, value = argument.rpartition("=")
     if not os.path.isabs(value):
         return argument
-    path = Path(value).resolve()
-    for base, prefix in ((REPO_ROOT, ""), (REPO_ROOT.parent, "../")):
-        with contextlib.suppress(ValueError):
-            return f"{option}{equals}{prefix}{path.relative_to(base).as_posix()}"
-    return f"{option}{equals}<elsewhere>/{path.name}"
+    # the path as written first (a ../shared that is a symbolic link stays
+    # ../shared), then with the links resolved
+    for path in (Path(os.path.normpath(value)), Path(value).resolve()):
+        for base, prefix in ((REPO_ROOT, ""), (REPO_ROOT.parent, "../")):
+            with contextlib.suppress(ValueError):
+                return f"{option}{equals}{prefix}{path.relative_to(base).as_posix()}"
+    return f"{option}{equals}<elsewhere>/{Path(value).name}"
 
 
 def command_line(module: str, argv: list[str]) -> str:
