@@ -26,6 +26,7 @@ from ._diagnostics import (
     caller_stacklevel,
     compute_diagnostics,
     warn_diagnostics,
+    warn_if_restarts_disagree,
     warn_if_unsettled,
 )
 from ._fitting import canonical_permutation, finish_retvals, user_weights
@@ -139,6 +140,8 @@ def _make_results(
     if singular is not None and not separated:
         warn_singular_information(singular, stacklevel=caller_stacklevel())
     retvals["separation"] = separated
+    if not separated:  # a separated fit's maxima are at infinity: said already
+        warn_if_restarts_disagree(retvals, model.k)
     retvals["information_singular"] = singular
     # a parameter held at its boundary (the flip rate at 0) is not estimated:
     # the diagnostics read the information of the others

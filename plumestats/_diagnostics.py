@@ -14,11 +14,15 @@ from statsmodels.tools.sm_exceptions import (
     PerfectSeparationWarning,
 )
 
+from .sm_exceptions import LocalMaximaWarning
+
 __all__ = [
     "FitDiagnostics",
     "caller_stacklevel",
     "compute_diagnostics",
+    "restart_note",
     "warn_diagnostics",
+    "warn_if_restarts_disagree",
     "warn_if_unsettled",
 ]
 
@@ -31,6 +35,10 @@ CONDITION_LIMIT = 1e10
 # Newton decrement g' I^{-1} g above which the estimates are not at a stationary
 # point: the remaining Newton step is up to sqrt(0.01) = 0.1 standard errors.
 DECREMENT_LIMIT = 1e-2
+# Starts whose final objectives are further apart than this (log-likelihood
+# units) ended at different maxima that matter: a likelihood-ratio statistic
+# of 2 units, beyond rounding and the flat ridges of a penalised fit.
+RESTART_SPREAD_LIMIT = 1.0
 # Two experts whose scores differ by less than this share of their size (root
 # mean square on the sample) are one expert counted twice.
 DUPLICATE_LIMIT = 1e-2
@@ -245,6 +253,28 @@ def warn_if_unsettled(model, retvals, alpha, cov_ok, n_perfect: int) -> bool:
             stacklevel=caller_stacklevel(),
         )
     return separated
+
+
+def restart_note(retvals: dict, k: int) -> str | None:
+    """What to say when the starts ended at different maxima (``None``:
+    they agreed, or there was one start)."""
+    spread = retvals.get("restarts_spread", 0.0)
+    if not spread > RESTART_SPREAD_LIMIT:
+        return None
+    n_starts = len(retvals["restarts_llf"])
+    return (
+        f"The {n_starts} starts ended at different maxima, {spread:.3g} "
+        "log-likelihood units apart: the best is reported, and a higher one "
+        f"may exist. Try more starts, e.g. fit(n_init=20), or re-seating "
+        f"moves, fit(reseat={k})."
+    )
+
+
+def warn_if_restarts_disagree(retvals: dict, k: int) -> None:
+    """One ``LocalMaximaWarning`` when the starts ended at different maxima."""
+    note = restart_note(retvals, k)
+    if note is not None:
+        warnings.warn(note, LocalMaximaWarning, stacklevel=caller_stacklevel())
 
 
 # a penalty per observation beyond this outweighs any log-likelihood gain of a

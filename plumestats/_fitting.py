@@ -155,6 +155,12 @@ def best_run(problem, traces, reseats=()) -> tuple[np.ndarray, dict]:
         "restarts_converged": np.array([trace.converged for trace in traces]),
         "restarts_llf_history": [np.asarray(trace.llf_history) for trace in traces],
         "reseat_llf": np.array([trace.objective for trace in reseats]),
+        # how far apart the starts ended: more than RESTART_SPREAD_LIMIT says
+        # that the surface has several maxima and a higher one may be unfound
+        "restarts_spread": float(
+            max(trace.objective for trace in traces)
+            - min(trace.objective for trace in traces)
+        ),
         # the engine's own verdict; the results add the perfectly fitted rows' test
         "separation": best.separated,
     }

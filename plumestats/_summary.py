@@ -6,6 +6,8 @@ import numpy as np
 from scipy import stats
 from statsmodels.iolib.summary import Summary, summary_params
 
+from ._diagnostics import restart_note
+
 __all__ = ["build_summary", "build_summary2"]
 
 
@@ -286,6 +288,9 @@ def _fit_notes(results, bse) -> list[str]:
         )
     if not results.converged:
         notes.append(f"EM did not converge: {retvals['message']}.")
+    restarts = restart_note(retvals, results.k)
+    if restarts is not None:
+        notes.append(restarts)
     if not np.all(np.isfinite(bse)):
         notes.append(
             "Standard errors are NaN: the observed information is not positive "

@@ -12,10 +12,11 @@ from .model import PolyhedralMixtureLogit
 from .plotting import plot_convergence, plot_polyhedron, plot_select_k
 from .results import PolyhedralMixtureLogitResults
 from .selection import compare_lr_test, select_k
-from .sm_exceptions import FlipRateBoundaryWarning
+from .sm_exceptions import FlipRateBoundaryWarning, LocalMaximaWarning
 
 __all__ = [
     "FlipRateBoundaryWarning",
+    "LocalMaximaWarning",
     "HardPolyhedralLogit",
     "HoldoutBound",
     "LabelFlipPolyhedralLogit",

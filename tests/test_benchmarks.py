@@ -53,6 +53,29 @@ def test_fit_speed_quick(data_dir, tmp_path):
     _assert_provenance(text, "python -m benchmarks.fit_speed --quick --data-dir ")
 
 
+def test_maxima_quick(data_dir, tmp_path):
+    stdout = _run(
+        "maxima",
+        "--quick",
+        "--strategies",
+        "default",
+        "n_init=2,init=mixed",
+        "--data-dir",
+        data_dir,
+        "--output",
+        tmp_path,
+    )
+    text = (tmp_path / "maxima_quick.md").read_text()
+    for row in ("| heart | 2 | default |", "| pima | 2 | n_init=2,init=mixed |"):
+        assert row in stdout and row in text
+    rows = [
+        line.split(" | ") for line in text.splitlines() if line.startswith("| heart")
+    ]
+    reached = [int(row[3].split("/")[0]) for row in rows]
+    assert all(0 <= count <= 2 for count in reached)  # two seeds each
+    _assert_provenance(text, "python -m benchmarks.maxima --quick --strategies ")
+
+
 def test_polyhedral_quick(tmp_path):
     pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
     pytest.importorskip("matplotlib", reason="the polyhedral benchmark needs [bench]")

@@ -1,0 +1,56 @@
+"""Starts that end at different maxima are reported (issue 29): the spread in
+``mle_retvals``, one ``LocalMaximaWarning`` naming what to try, and a line in
+the summary; starts that agree say nothing."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import plumestats.api as ps
+from plumestats._diagnostics import RESTART_SPREAD_LIMIT, restart_note
+from plumestats.sm_exceptions import LocalMaximaWarning
+
+HEART = (
+    "disease ~ age + C(sex) + C(chest_pain_type) + max_heart_rate + oldpeak + C(thal)"
+)
+
+
+@pytest.fixture(scope="module")
+def heart(data_dir) -> pd.DataFrame:
+    return pd.read_csv(data_dir / "heart.csv")
+
+
+def test_the_note_reads_the_spread():
+    agreed = {"restarts_spread": RESTART_SPREAD_LIMIT, "restarts_llf": [-3.0, -2.0]}
+    assert restart_note(agreed, 3) is None
+    assert restart_note({}, 3) is None  # one start, or a fit by an optimiser
+    apart = {"restarts_spread": 2.5, "restarts_llf": [-5.0, -2.5, -3.0]}
+    note = restart_note(apart, 3)
+    assert "The 3 starts ended at different maxima, 2.5 log-likelihood" in note
+    assert "fit(n_init=20)" in note and "fit(reseat=3)" in note
+
+
+def test_starts_that_disagree_warn_once_and_say_so_in_the_summary(heart):
+    model = ps.plume(HEART, heart, k=3)
+    with pytest.warns(LocalMaximaWarning) as caught:
+        res = model.fit(alpha=1e-3, n_init=3, random_state=1)
+    assert len([w for w in caught if w.category is LocalMaximaWarning]) == 1
+    assert caught[0].filename == __file__  # at the caller's line
+    llf = np.asarray(res.mle_retvals["restarts_llf"])
+    spread = res.mle_retvals["restarts_spread"]
+    assert spread == pytest.approx(llf.max() - llf.min())
+    assert spread > RESTART_SPREAD_LIMIT
+    assert "starts ended at different maxima" in str(res.summary())
+
+
+def test_starts_that_agree_are_silent():
+    data, _ = ps.simulate_polyhedron(400, d=2, k=3, noise=0.05, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = ps.plume("y ~ x1 + x2", data, k=3).fit(n_init=3, random_state=0)
+    assert res.mle_retvals["restarts_spread"] < RESTART_SPREAD_LIMIT
+    assert "starts ended at different maxima" not in str(res.summary())
