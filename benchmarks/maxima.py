@@ -46,6 +46,7 @@ import plumestats.api as ps
 from ._common import (
     Run,
     add_options,
+    blas_info,
     blas_limit,
     load_uci,
     progress,
@@ -177,6 +178,7 @@ def main(argv: list[str] | None = None) -> None:
     ks = [2] if args.quick else args.k
     strategies = {text: parse_strategy(text) for text in args.strategies}
     with blas_limit(args.blas_threads):
+        blas = blas_info()  # as the fits ran
         results = [
             (case, run_case(case, seeds, strategies))
             for case in cases(args.data_dir, ks)
@@ -192,7 +194,7 @@ def main(argv: list[str] | None = None) -> None:
         "",
         text,
         "",
-        *run.header(),
+        *run.header(blas=blas),
     ]
     write_report(Path(args.output) / f"{stem(args, 'maxima')}.md", "\n".join(report))
 
