@@ -16,11 +16,11 @@ from .sm_exceptions import FlipRateBoundaryWarning, LocalMaximaWarning
 
 __all__ = [
     "FlipRateBoundaryWarning",
-    "LocalMaximaWarning",
     "HardPolyhedralLogit",
     "HoldoutBound",
     "LabelFlipPolyhedralLogit",
     "LabelFlipPolyhedralLogitResults",
+    "LocalMaximaWarning",
     "PolyhedralMixtureLogit",
     "PolyhedralMixtureLogitResults",
     "RademacherBound",

@@ -27,6 +27,7 @@ from ._candidate_fits import (
     one_seed,
     stratified_folds,
 )
+from ._diagnostics import caller_stacklevel
 from ._fitting import as_rng
 from ._formula_data import captured_namespace
 from ._parallel import check_progress, effective_n_jobs
@@ -39,7 +40,7 @@ from ._validation import (
 )
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
-from .sm_exceptions import FlipRateBoundaryWarning
+from .sm_exceptions import FlipRateBoundaryWarning, LocalMaximaWarning
 
 __all__ = [
     "SELECT_K_COLUMNS",
@@ -335,14 +336,19 @@ def _tabulate(candidates, fitted, label_flips: bool, folds):
     """The table's rows from the fits, and ``(the table, the fits by (k,
     gamma), the labels of the unsettled fits, the held-out log-probabilities)``;
     warnings other than the fits' diagnostics are issued again."""
-    rows, fits, unsettled, held_out = [], {}, [], []
+    rows, fits, unsettled, held_out, disagreeing = [], {}, [], [], []
     for (k, gamma), ((results, caught), logprob) in zip(
         candidates, fitted, strict=True
     ):
         settled = not any(
-            issubclass(w.category, _UNSETTLED) and not _flip_rate_at_zero(w, results)
+            issubclass(w.category, _UNSETTLED)
+            and not _flip_rate_at_zero(w, results)
+            # converged, at the best of its starts: said once for all below
+            and not issubclass(w.category, LocalMaximaWarning)
             for w in caught
         )
+        if any(issubclass(w.category, LocalMaximaWarning) for w in caught):
+            disagreeing.append(_label(k, gamma))
         _reissue(w for w in caught if not _is_fit_diagnostic(w.category))
         row = {
             "k": k,
@@ -363,7 +369,21 @@ def _tabulate(candidates, fitted, label_flips: bool, folds):
             unsettled.append(_label(k, gamma))
     columns = [*SELECT_K_COLUMNS, *(["flip_rate"] if label_flips else [])]
     table = pd.DataFrame(rows).reindex(columns=columns)
+    _warn_disagreeing(disagreeing, len(candidates))
     return table, fits, unsettled, held_out
+
+
+def _warn_disagreeing(labels: list[str], n_candidates: int) -> None:
+    """One ``LocalMaximaWarning`` for the candidates whose starts disagreed."""
+    if labels:
+        warnings.warn(
+            f"The starts of {len(labels)} of {n_candidates} candidate fits ended "
+            f"at different maxima ({', '.join(labels)}): each row is the best of "
+            "its starts, and a higher maximum may exist, which would favour more "
+            "faces. Try more starts, e.g. n_init=20.",
+            LocalMaximaWarning,
+            stacklevel=caller_stacklevel(),
+        )
 
 
 def _best_row(table, held_out, criterion: str, n_se: float) -> int:

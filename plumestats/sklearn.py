@@ -37,8 +37,10 @@ from ._validation import check_gamma
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
+from .sm_exceptions import LocalMaximaWarning
 
 __all__ = [
+    "LocalMaximaConvergenceWarning",
     "PolyhedralClassifier",
     "SeparationConvergenceWarning",
     "UnconvergedFitWarning",
@@ -49,6 +51,12 @@ class SeparationConvergenceWarning(PerfectSeparationWarning, SklearnConvergenceW
     """Separation, as the estimator reports it: statsmodels'
     ``PerfectSeparationWarning`` and scikit-learn's ``ConvergenceWarning`` at
     once, so that a filter on either catches it."""
+
+
+class LocalMaximaConvergenceWarning(LocalMaximaWarning, SklearnConvergenceWarning):
+    """Starts that ended at different maxima (``n_init`` > 1), as the estimator
+    reports it: plumestats' ``LocalMaximaWarning`` and scikit-learn's
+    ``ConvergenceWarning`` at once."""
 
 
 class UnconvergedFitWarning(ConvergenceWarning, SklearnConvergenceWarning):
@@ -65,6 +73,7 @@ _INFERENCE_ONLY = (HessianInversionWarning, CollinearityWarning)
 # also a statsmodels ConvergenceWarning's sibling, not a subclass.
 _UNSETTLED = (
     (PerfectSeparationWarning, SeparationConvergenceWarning),
+    (LocalMaximaWarning, LocalMaximaConvergenceWarning),
     (ConvergenceWarning, UnconvergedFitWarning),
 )
 
@@ -156,7 +165,10 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     finite maximum) give :class:`SeparationConvergenceWarning` (a
     ``PerfectSeparationWarning``), and ``separated_`` is True; any other stop
     short of a maximum gives :class:`UnconvergedFitWarning` (statsmodels'
-    ``ConvergenceWarning``). ``converged_`` is False in both cases. A penalty
+    ``ConvergenceWarning``). ``converged_`` is False in both cases. Starts that
+    ended at different maxima (``n_init`` > 1) give
+    :class:`LocalMaximaConvergenceWarning` (plumestats' ``LocalMaximaWarning``);
+    ``converged_`` stays True, the fit being the best of its starts. A penalty
     (``alpha > 0``) gives a finite maximum on separable data, as
     ``LogisticRegression``'s default one does. Warnings that concern only standard
     errors (``HessianInversionWarning``, ``CollinearityWarning``) are not shown:

@@ -54,3 +54,30 @@ def test_starts_that_agree_are_silent():
         res = ps.plume("y ~ x1 + x2", data, k=3).fit(n_init=3, random_state=0)
     assert res.mle_retvals["restarts_spread"] < RESTART_SPREAD_LIMIT
     assert "starts ended at different maxima" not in str(res.summary())
+
+
+def test_select_k_names_the_candidates_whose_starts_disagree():
+    # two faces for a three-sided polygon: the starts keep different pairs
+    data, _ = ps.simulate_polyhedron(600, d=2, k=3, noise=0.03, random_state=1)
+    with pytest.warns(LocalMaximaWarning) as caught:
+        sel = ps.select_k("y ~ x1 + x2", data, ks=(2, 3), gammas=(1.0,), n_init=3)
+    said = [str(w.message) for w in caught if w.category is LocalMaximaWarning]
+    assert len(said) == 1
+    assert (
+        "The starts of 1 of 2 candidate fits" in said[0] and "(k=2, gamma=1)" in said[0]
+    )
+    # converged at the best of its starts: not an unsettled fit
+    assert sel.table["converged"].all()
+    assert sel.chosen == (3, 1.0)
+
+
+def test_the_estimator_reports_it_to_both_libraries():
+    sklearn_exceptions = pytest.importorskip("sklearn.exceptions")
+    from plumestats.sklearn import PolyhedralClassifier
+
+    data, _ = ps.simulate_polyhedron(600, d=2, k=3, noise=0.03, random_state=1)
+    X, y = data[["x1", "x2"]].to_numpy(), data["y"].to_numpy()
+    with pytest.warns(sklearn_exceptions.ConvergenceWarning) as caught:
+        clf = PolyhedralClassifier(k=2, n_init=3).fit(X, y)
+    assert [issubclass(w.category, LocalMaximaWarning) for w in caught] == [True]
+    assert clf.converged_
