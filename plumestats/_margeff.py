@@ -236,33 +236,18 @@ def _discrete_columns(exog, effects_idx, kind):
     return np.flatnonzero(whole & ~dummy & np.all(exog >= 0, axis=0) & effects_idx)
 
 
-class _View:
-    """``target`` with some attributes replaced (its class name still shows in
-    the summary's title)."""
-
-    def __init__(self, target, **replaced):
-        self._target = target
-        self.__dict__.update(replaced)
-
-    @property
-    def __class__(self):
-        return type(self._target)
-
-    def __getattr__(self, name):
-        return getattr(self._target, name)
-
-
 @contextmanager
 def _design_names_only(margins):
     """statsmodels' margins tables take a model's ``k_extra`` parameters to be
     the last ``exog_names`` and drop them; the flip model's flip rate is not a
-    column, so the tables are shown a model with ``k_extra = 0``."""
-    results = margins.results
-    margins.results = _View(results, model=_View(results.model, k_extra=0))
+    column, so the tables read the model with ``k_extra = 0`` for the call."""
+    model = margins.results.model
+    k_extra = model.k_extra
+    model.k_extra = 0
     try:
         yield
     finally:
-        margins.results = results
+        model.k_extra = k_extra
 
 
 def _check_discrete_options(at: str, method: str, dummy, count) -> None:
