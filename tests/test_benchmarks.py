@@ -234,6 +234,7 @@ def test_bootstrap_parallel_quick(tmp_path):
 
 def test_scale_small(tmp_path):
     # one small N in memory and by row blocks, each in a process of its own
+    pytest.importorskip("matplotlib", reason="the figure needs [bench]")
     args = ["--sizes", "2e4", "--paths", "memory", "chunked", "--name", "scale_smoke"]
     _run("scale", *args, "--output", tmp_path)
     table = pd.read_csv(tmp_path / "scale_smoke.csv")
