@@ -99,8 +99,18 @@ def parse_strategy(text: str) -> dict:
     options = {}
     for item in text.split(","):
         key, value = item.split("=")
-        options[key] = int(value) if value.lstrip("-").isdigit() else value
+        options[key] = _number(value)
     return options
+
+
+def _number(value: str):
+    """An option's value: an int, a float, or the text itself."""
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
 
 
 def cases(data_dir: Path, ks: list[int]) -> list[Case]:

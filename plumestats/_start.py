@@ -48,12 +48,12 @@ from dataclasses import replace
 
 import numpy as np
 from scipy.cluster.vq import kmeans2
+from scipy.special import expit, log_expit
 
 from ._design import DesignMatrix, as_design
 from ._em import EMOptions, EMTrace, run_em
 from ._problem import Problem
 from ._rows import InMemoryRows
-from ._spec import ModelSpec, SoftGate
 
 __all__ = [
     "INIT_METHODS",
@@ -86,12 +86,48 @@ def _slope_ridge(n_cols: int, intercept_index: int | None) -> np.ndarray:
 
 
 def fit_logistic(exog, y_pm, intercept_index=None, weights=None) -> np.ndarray:
-    """Weighted ridge logistic regression (PLUME with K = 1), for start values."""
-    ridge = _slope_ridge(exog.shape[1], intercept_index)
-    rows = InMemoryRows.standardised(exog, y_pm, weights=weights)
-    problem = Problem(rows, ModelSpec(1, SoftGate(1.0)), ridge=ridge)
-    trace = run_em(problem, np.zeros(exog.shape[1]), EMOptions(maxiter=100))
-    return trace.params
+    r"""Weighted ridge logistic regression (PLUME with K = 1), for start values.
+
+    Maximises :math:`\sum_n w_n \log \sigma(y_n x_n' b) - \tfrac12 \sum_j r_j
+    b_j^2` (one pseudo-observation of ridge per slope, none on the intercept)
+    by Newton's method with step halving. The problem is strictly concave, so
+    this finds the engine's K = 1 fit without its machinery: a start needs K of
+    these fits, and on small data the engine's per-iteration bookkeeping made
+    the starts a fifth of the fit's time.
+    """
+    design = exog.values if isinstance(exog, DesignMatrix) else exog
+    design = np.asarray(design, dtype=float)
+    y = np.asarray(y_pm, dtype=float)
+    w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
+    ridge = _slope_ridge(design.shape[1], intercept_index)
+    params = np.zeros(design.shape[1])
+    value = _ridge_logistic_value(design, y, w, ridge, params)
+    for _ in range(_START_NEWTON_STEPS):
+        wrong = expit(-y * (design @ params))  # the probability of the other class
+        grad = design.T @ (w * y * wrong) - ridge * params
+        neg_hess = (design * (w * wrong * (1.0 - wrong))[:, None]).T @ design
+        neg_hess[np.diag_indices_from(neg_hess)] += ridge
+        step = np.linalg.lstsq(neg_hess, grad, rcond=None)[0]
+        for _ in range(_START_HALVINGS):
+            trial_value = _ridge_logistic_value(design, y, w, ridge, params + step)
+            if trial_value >= value:
+                break
+            step = 0.5 * step
+        else:
+            break  # no step rises: the maximum, to rounding
+        params, value = params + step, trial_value
+        if np.max(np.abs(step)) <= _START_TOL:
+            break
+    return params
+
+
+_START_NEWTON_STEPS = 100
+_START_HALVINGS = 30
+_START_TOL = 1e-10
+
+
+def _ridge_logistic_value(design, y, w, ridge, params) -> float:
+    return float(w @ log_expit(y * (design @ params)) - 0.5 * ridge @ params**2)
 
 
 def start_methods(init: str, n_init: int) -> list[str]:
