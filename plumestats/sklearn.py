@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -78,6 +77,11 @@ _UNSETTLED = (
 )
 
 
+# the candidates of k="auto": beyond three faces the UCI data sets' BIC never
+# chose more (benchmarks.defaults), and each candidate is one more fit
+AUTO_KS = (1, 2, 3)
+
+
 class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     r"""Polyhedral classifier (PLUME) with the scikit-learn estimator interface.
 
@@ -96,14 +100,24 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    k : int, default 2
-        Number of hyperplanes (faces of the polyhedron).
+    k : int, "auto" or sequence of int, default "auto"
+        Number of hyperplanes (faces of the polyhedron). ``"auto"`` fits
+        K = 1, 2 and 3 (those with fewer parameters than samples) on the
+        training data and keeps the one with the smallest BIC (ties: the
+        smaller K); a sequence of ints is the
+        candidates to choose from the same way. K = 1 is logistic regression,
+        so where the data cannot support more faces the classifier is a
+        (penalised) logistic regression; ``k_`` is the K chosen.
     gamma : float, default 1.0
         Sharpness of the gate (fixed, > 0); ``np.inf`` for hard gating.
-    alpha : float, default 0.0
+    alpha : float or "auto", default "auto"
         L2 penalty on the slopes of the internally standardised features, per
         observation (statsmodels' convention); intercepts are not penalised.
-        A small value (1e-3) keeps the weights finite on separable data.
+        ``"auto"`` is ``1 / n_samples``: the penalty of
+        ``LogisticRegression(C=1.0)`` on standardised features, so that
+        ``PolyhedralClassifier(k=1)`` is ``make_pipeline(StandardScaler(),
+        LogisticRegression())``. It keeps the weights finite on separable
+        data; ``0`` is maximum likelihood.
     mstep : {"newton", "gradient", "bfgs"}, default "newton"
         M-step solver of the EM engine.
     inside : {0, 1}, default 1
@@ -136,13 +150,18 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (2,)
         The two class labels, sorted.
+    k_ : int
+        The number of hyperplanes fitted (chosen by BIC when ``k`` is
+        ``"auto"`` or a sequence).
+    bic_ : dict
+        The BIC of each candidate K (one entry when ``k`` is an int).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features,)
         Feature names, when ``X`` in ``fit`` had string column names.
-    coef_ : ndarray of shape (k, n_features)
+    coef_ : ndarray of shape (k_, n_features)
         Slopes of the hyperplanes, in the units of ``X``.
-    intercept_ : ndarray of shape (k,)
+    intercept_ : ndarray of shape (k_,)
         Intercepts of the hyperplanes.
     results_ : PolyhedralMixtureLogitResults
         The statsmodels-style results (``summary()``, ``bse``, ``llf``, ...).
@@ -176,6 +195,13 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     statsmodels side for whoever does inference (refit the model there to see
     them). Every other warning passes through unchanged.
 
+    **Defaults.** ``k="auto"`` and ``alpha="auto"`` make the default a
+    classifier that does not lose to logistic regression where the data are
+    not polyhedral: BIC keeps K = 1 unless more faces raise the likelihood by
+    more than their parameters cost (``python -m benchmarks.defaults``
+    compares it with ``LogisticRegression()`` on the five UCI data sets).
+    The warnings of the candidates not chosen are not shown.
+
     **Scores.** ``decision_function`` is the log-odds of ``classes_[1]``, so that
     ``predict`` is ``decision_function(X) > 0`` and both rank points as
     ``predict_proba`` does. At ``k=1`` (and for hard gating) it equals the linear
@@ -194,9 +220,9 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        k: int = 2,
+        k: int | str | tuple = "auto",
         gamma: float = 1.0,
-        alpha: float = 0.0,
+        alpha: float | str = "auto",
         mstep: str = "newton",
         inside: int = 1,
         n_init: int = 1,
@@ -283,42 +309,77 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 "flip model has no hard-gating variant"
             )
         y_float = y_coded.astype(float)
-        # the model is built inside the block too: its design check is where a
-        # CollinearityWarning (inference only, see the Notes) comes from
-        with _reissued_fit_warnings():
-            if self._hard:
-                model = HardPolyhedralLogit(
-                    y_float, design, k=self.k, inside=self.inside
-                )
-            else:
-                soft = (
-                    LabelFlipPolyhedralLogit
-                    if self.label_flips
-                    else PolyhedralMixtureLogit
-                )
-                model = soft(
-                    y_float, design, k=self.k, gamma=self.gamma, inside=self.inside
-                )
-            results = model.fit(
-                maxiter=self.max_iter,
-                tol=self.tol,
-                mstep=self.mstep,
-                init=self.init,
-                n_init=self.n_init,
-                random_state=_engine_seed(self.random_state),
-                alpha=self.alpha,
-                reseat=self.reseat,
-            )
+        fits = {}
+        for k in self._candidate_ks(*X.shape):
+            # the model is built inside the block too: its design check is
+            # where a CollinearityWarning (inference only, see the Notes) comes from
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                fits[k] = (self._fit_model(y_float, design, k), caught)
+        self.bic_ = {k: float(results.bic) for k, (results, _) in fits.items()}
+        self.k_ = min(self.bic_, key=lambda k: (self.bic_[k], k))
+        results, caught = fits[self.k_]
+        _reissue_fit_warnings(caught)
         params = np.asarray(results.params, dtype=float)
         self.flip_rate_ = float(results.flip_rate) if self.label_flips else 0.0
-        weights = params[: self.k * design.shape[1]].reshape(self.k, -1)
+        weights = params[: self.k_ * design.shape[1]].reshape(self.k_, -1)
         self.intercept_ = weights[:, 0].copy()
         self.coef_ = weights[:, 1:].copy()
         self.results_ = results
         self.converged_ = bool(results.converged)
         self.separated_ = bool(results.mle_retvals.get("separation", False))
-        self.n_iter_ = int(results.n_iter)
+        # scikit-learn counts at least one iteration; a start that already is
+        # the maximum (K = 1 at alpha = 1/n: the start is that very fit) has none
+        self.n_iter_ = max(int(results.n_iter), 1)
         return self
+
+    def _candidate_ks(self, n_samples: int, n_features: int) -> list[int]:
+        """The numbers of faces to fit: ``k`` itself, or the candidates (of
+        ``"auto"``: those with fewer parameters than samples, and K = 1)."""
+        k = self.k
+        if isinstance(k, str) and k == "auto":
+            return [k for k in AUTO_KS if k == 1 or k * (n_features + 1) < n_samples]
+        if isinstance(k, numbers.Integral) and not isinstance(k, bool):
+            return [int(k)]
+        values = [] if isinstance(k, str) or not np.iterable(k) else list(k)
+        if not values or not all(
+            isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            for value in values
+        ):
+            raise ValueError(
+                f'k must be an int, "auto" or a non-empty sequence of ints; got {k!r}'
+            )
+        return sorted({int(value) for value in values})
+
+    def _fit_model(self, y_float, design, k):
+        """The engine's fit with ``k`` faces."""
+        if self._hard:
+            model = HardPolyhedralLogit(y_float, design, k=k, inside=self.inside)
+        else:
+            soft = (
+                LabelFlipPolyhedralLogit if self.label_flips else PolyhedralMixtureLogit
+            )
+            model = soft(y_float, design, k=k, gamma=self.gamma, inside=self.inside)
+        return model.fit(
+            maxiter=self.max_iter,
+            tol=self.tol,
+            mstep=self.mstep,
+            init=self.init,
+            n_init=self.n_init,
+            random_state=_engine_seed(self.random_state),
+            alpha=self._alpha(y_float.size),
+            reseat=self.reseat,
+        )
+
+    def _alpha(self, n_samples: int):
+        """``alpha`` as the engine takes it (``"auto"``: ``1 / n_samples``)."""
+        if isinstance(self.alpha, str):
+            if self.alpha != "auto":
+                raise ValueError(
+                    f'alpha must be a number >= 0 or "auto"; got {self.alpha!r}'
+                )
+            return 1.0 / n_samples
+        return self.alpha
 
     def _feature_names(self) -> list[str]:
         names = getattr(self, "feature_names_in_", None)
@@ -419,13 +480,9 @@ def _engine_seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-@contextmanager
-def _reissued_fit_warnings():
-    """Collect the engine's warnings and re-issue them for scikit-learn users:
+def _reissue_fit_warnings(caught) -> None:
+    """Re-issue the engine's warnings of the fit kept, for scikit-learn users:
     see the Notes of :class:`~plumestats.sklearn.PolyhedralClassifier`."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
     for warning in caught:
         if issubclass(warning.category, _INFERENCE_ONLY):
             continue
@@ -438,8 +495,8 @@ def _reissued_fit_warnings():
             None,
         )
         if category is not None:
-            # frames: this generator, contextlib's __exit__, fit, fit's caller
-            warnings.warn(str(warning.message), category, stacklevel=4)
+            # frames: this function, fit, fit's caller
+            warnings.warn(str(warning.message), category, stacklevel=3)
         else:
             warnings.warn_explicit(
                 warning.message, warning.category, warning.filename, warning.lineno

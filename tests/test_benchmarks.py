@@ -76,6 +76,26 @@ def test_maxima_quick(data_dir, tmp_path):
     _assert_provenance(text, "python -m benchmarks.maxima --quick --strategies ")
 
 
+def test_defaults_quick(data_dir, tmp_path):
+    pytest.importorskip("sklearn", reason="the defaults benchmark needs [bench]")
+    stdout = _run("defaults", "--quick", "--data-dir", data_dir, "--output", tmp_path)
+    text = (tmp_path / "defaults_quick.md").read_text()
+    rows = [
+        line.split(" | ") for line in text.splitlines() if line.startswith("| heart")
+    ]
+    assert [row[3] for row in rows] == [
+        "LogisticRegression()",
+        "PolyhedralClassifier()",
+        "PolyhedralClassifier(k=2, alpha=0)",
+    ]
+    assert all(row in stdout for row in text.splitlines() if row.startswith("| heart"))
+    assert rows[0][5].startswith("+0.00 ± 0.00")  # the reference against itself
+    assert all(50 < float(row[4]) <= 100 for row in rows)
+    chosen = rows[1][6]  # K of each of the 3 folds, by BIC
+    assert sum(int(part.split(": ")[1]) for part in chosen.split(", ")) == 3
+    _assert_provenance(text, "python -m benchmarks.defaults --quick --data-dir ")
+
+
 def test_polyhedral_quick(tmp_path):
     pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
     pytest.importorskip("matplotlib", reason="the polyhedral benchmark needs [bench]")

@@ -61,7 +61,7 @@ def polygon():
 def test_k1_matches_statsmodels_logit():
     data = logistic_data(400, d=3, seed=1)
     X, y = data[["x1", "x2", "x3"]], data["y"]
-    clf = PolyhedralClassifier(k=1).fit(X, y)
+    clf = PolyhedralClassifier(k=1, alpha=0.0).fit(X, y)
     logit = sm.Logit(y, sm.add_constant(X)).fit(disp=0)
     assert_allclose(clf.predict_proba(X)[:, 1], logit.predict(), atol=1e-6)
     assert_allclose(clf.intercept_[0], logit.params["const"], atol=1e-6)
@@ -72,11 +72,65 @@ def test_k1_matches_statsmodels_logit():
 
 def test_matches_the_engine(polygon):
     X, y = polygon
-    clf = PolyhedralClassifier(k=3, gamma=2.0).fit(X, y)
+    clf = PolyhedralClassifier(k=3, gamma=2.0, alpha=0.0).fit(X, y)
     res = PolyhedralMixtureLogit(y, sm.add_constant(X), k=3, gamma=2.0).fit()
     assert_allclose(clf.results_.params, res.params, rtol=1e-10)
     assert_allclose(clf.predict_proba(X)[:, 1], res.predict(), rtol=1e-9, atol=1e-12)
     assert list(clf.results_.params.index[:3]) == ["h1:Intercept", "h1:x1", "h1:x2"]
+
+
+def test_auto_k_keeps_logistic_regression_on_a_half_space():
+    # logistic data: more faces do not pay for their parameters under BIC
+    data = logistic_data(400, d=3, seed=1)
+    X, y = data[["x1", "x2", "x3"]], data["y"]
+    clf = PolyhedralClassifier().fit(X, y)
+    assert clf.k_ == 1 and sorted(clf.bic_) == [1, 2, 3]
+    assert clf.bic_[1] == min(clf.bic_.values())
+    single = PolyhedralClassifier(k=1).fit(X, y)
+    assert_allclose(clf.predict_proba(X), single.predict_proba(X), rtol=1e-12)
+    assert clf.coef_.shape == (1, 3)
+
+
+def test_default_penalty_is_logistic_regressions_on_standardised_features():
+    # alpha="auto" is 1/n: LogisticRegression(C=1)'s penalty, 0.5 ||b||^2 in
+    # total, on the features scaled as StandardScaler scales them
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    data = logistic_data(300, d=3, seed=4)
+    X, y = data[["x1", "x2", "x3"]] * [1.0, 50.0, 0.01], data["y"]
+    ours = PolyhedralClassifier(k=1).fit(X, y)
+    theirs = make_pipeline(StandardScaler(), LogisticRegression(tol=1e-12)).fit(X, y)
+    assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-7)
+    with pytest.raises(ValueError, match='alpha must be a number >= 0 or "auto"'):
+        PolyhedralClassifier(alpha="large").fit(X, y)
+
+
+def test_auto_k_finds_the_faces_of_a_polygon(polygon):
+    X, y = polygon  # a triangle with 5% label noise
+    clf = PolyhedralClassifier(random_state=0).fit(X, y)
+    assert clf.k_ == 3 and clf.coef_.shape == (3, 2)
+    for k, bic in clf.bic_.items():
+        fixed = PolyhedralClassifier(k=k, random_state=0).fit(X, y)
+        assert bic == pytest.approx(fixed.results_.bic, rel=1e-12)
+    assert clf.score(X, y) > PolyhedralClassifier(k=1).fit(X, y).score(X, y) + 0.1
+    # a sequence is the candidates, each fitted
+    assert sorted(PolyhedralClassifier(k=[2, 1]).fit(X, y).bic_) == [1, 2]
+
+
+def test_auto_k_skips_candidates_with_more_parameters_than_samples():
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0], [3.0, 1.0]] * 2)
+    y = np.array([0, 1, 0, 1] * 2)
+    clf = PolyhedralClassifier().fit(X, y)  # K = 3 would have 9 for 8 samples
+    assert sorted(clf.bic_) == [1, 2]
+
+
+@pytest.mark.parametrize("k", ["two", [], [1.5], [True], 2.0, None])
+def test_bad_k_is_named(polygon, k):
+    X, y = polygon
+    with pytest.raises((ValueError, TypeError), match="k must be"):
+        PolyhedralClassifier(k=k).fit(X, y)
 
 
 def test_label_flips_match_the_engine():
@@ -104,7 +158,7 @@ def test_label_flips_need_soft_gating(polygon):
 
 def test_hard_gating_is_spla1(polygon):
     X, y = polygon
-    clf = PolyhedralClassifier(k=3, gamma=np.inf).fit(X, y)
+    clf = PolyhedralClassifier(k=3, gamma=np.inf, alpha=0.0).fit(X, y)
     res = HardPolyhedralLogit(y, sm.add_constant(X), k=3).fit()
     assert_allclose(clf.predict_proba(X)[:, 1], res.predict(), rtol=1e-9, atol=1e-12)
     assert clf.results_.model.gating == "hard"
@@ -200,7 +254,7 @@ def test_engine_warnings_reach_users():
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     y = np.array([0, 0, 1, 1])
     with pytest.warns(SklearnConvergenceWarning, match="separation") as caught:
-        clf = PolyhedralClassifier(k=1).fit(X, y)
+        clf = PolyhedralClassifier(k=1, alpha=0.0).fit(X, y)
     # one warning, in a class that filters of either library catch
     (warning,) = [w for w in caught if issubclass(w.category, Warning)]
     assert issubclass(warning.category, PerfectSeparationWarning)
