@@ -62,7 +62,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         ``(nobs, p)`` design. Include a constant column for the hyperplanes to have
         intercepts (formulas add one by default).
     k : int, default 2
-        Number of hyperplanes (faces of the polyhedron).
+        Number of hyperplanes (faces of the polyhedron). The model fits the K
+        it is given, as a statsmodels model fits its specification; the
+        default 2 is the smallest polyhedron, not a choice from the data.
+        Choose K with :func:`~plumestats.api.select_k` (BIC, AIC or
+        cross-validation; K = 1 is logistic regression). The scikit-learn
+        estimator's default, ``PolyhedralClassifier(k="auto")``, does this by
+        BIC over K = 1, 2, 3.
     gamma : float, default 1.0
         Sharpness of the gate, fixed (not estimated).
     missing : {"none", "drop", "raise"}

@@ -87,6 +87,8 @@ def test_defaults_quick(data_dir, tmp_path):
         "LogisticRegression()",
         "PolyhedralClassifier()",
         "PolyhedralClassifier(k=2, alpha=0)",
+        "LogisticRegression(max_iter=10000)",
+        "StandardScaler() + LogisticRegression()",
     ]
     assert all(row in stdout for row in text.splitlines() if row.startswith("| heart"))
     assert rows[0][5].startswith("+0.00 ± 0.00")  # the reference against itself
