@@ -159,9 +159,9 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features,)
         Feature names, when ``X`` in ``fit`` had string column names.
-    coef_ : ndarray of shape (k_, n_features)
-        Slopes of the hyperplanes, in the units of ``X``.
-    intercept_ : ndarray of shape (k_,)
+    coef_ : ndarray of shape (K, n_features)
+        Slopes of the hyperplanes, in the units of ``X``; ``K`` is ``k_``.
+    intercept_ : ndarray of shape (K,)
         Intercepts of the hyperplanes.
     results_ : PolyhedralMixtureLogitResults
         The statsmodels-style results (``summary()``, ``bse``, ``llf``, ...).
