@@ -57,7 +57,7 @@ class EMOptions:
 
     maxiter: int = 500
     tol: float = 1e-8
-    em_tol: float = 1e-2
+    em_tol: float = 1e-3
     gtol: float = 1e-6
     newton_finish: bool = True
     callback: Callable[[int, float, str], None] | None = None

@@ -80,7 +80,7 @@ def fit_model(
     n_init: int = 1,
     random_state=None,
     alpha: float = 0.0,
-    em_tol: float = 1e-2,
+    em_tol: float = 1e-3,
     newton_finish: bool = True,
     disp: bool = False,
     callback=None,

@@ -365,7 +365,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         n_init: int = 1,
         random_state=None,
         alpha: float = 0.0,
-        em_tol: float = 1e-2,
+        em_tol: float = 1e-3,
         newton_finish: bool = True,
         disp: bool = False,
         callback=None,
@@ -445,7 +445,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             features, per observation as in statsmodels: EM maximises
             ``L / N - alpha/2 * sum_k ||b_k||^2``. Gives finite estimates on
             separable data; the penalty is reported in the summary.
-        em_tol : float, default 1e-2
+        em_tol : float, default 1e-3
             Relative change of L below which EM hands over to Newton-Raphson on L.
         newton_finish : bool, default True
             Finish with Newton-Raphson on L. With ``False`` this is plain

@@ -93,17 +93,17 @@ def test_dask_fit_progress_counts_its_passes(dask_fit, capsys):
 
 
 def test_dask_reseat_makes_the_in_memory_moves(client):
-    # a fit with a move that raises the objective (tests/test_reseat.py, at
-    # em_tol=1e-3); the moves are read on the rows the starts use, gathered
-    # from the partitions
+    # a fit with a move that raises the objective (tests/test_reseat.py); the
+    # moves are read on the rows the starts use, gathered from the partitions
     data, _ = ps.simulate_polyhedron(16000, d=3, k=6, random_state=5)
     y = data["y"].to_numpy()[:6000]
     exog = np.column_stack([np.ones(6000), data[["x1", "x2", "x3"]].to_numpy()[:6000]])
-    options = {"alpha": 1e-4, "random_state": 5, "reseat": 6, "em_tol": 1e-3}
-    in_memory = ps.PolyhedralMixtureLogit(y, exog, k=6).fit(**options)
+    in_memory = ps.PolyhedralMixtureLogit(y, exog, k=6).fit(
+        alpha=1e-4, random_state=5, reseat=6
+    )
     lazy = ps.PolyhedralMixtureLogit(
         da.from_array(y, chunks=1500), da.from_array(exog, chunks=(1500, 4)), k=6
-    ).fit(**options)
+    ).fit(alpha=1e-4, random_state=5, reseat=6)
     moves = in_memory.mle_retvals["reseat_llf"]
     assert moves.max() > in_memory.mle_retvals["restarts_llf"].max() + 10
     assert_allclose(lazy.mle_retvals["reseat_llf"], moves, rtol=1e-8)

@@ -236,18 +236,13 @@ def test_reseat_never_ends_below_the_fit_without_it(seed, k, gamma, noise):
     assert again.mle_retvals["llf_history"][0] == pytest.approx(after, rel=1e-8)
 
 
-MOVED_6000 = {"alpha": 1e-4, "random_state": 5, "reseat": 6, "em_tol": 1e-3}
-
-
 @pytest.fixture(scope="module")
 def moved_on_6000_rows():
-    # d = 3, K = 6, seed 5, 6000 rows: with the late hand-over to Newton of
-    # em_tol=1e-3 the start stops at -772.67 and a move raises the objective to
-    # -756.64 (the default em_tol reaches -756.64 from the start itself); the
-    # moves are read on a 5000-row sample of the data
+    # d = 3, K = 6, seed 5, 6000 rows: a move raises the objective (-772.67 to
+    # -756.64), and the moves are read on a 5000-row sample of the data
     y, exog, _ = _polytope(6000, 3, 6, 5)
     model = PolyhedralMixtureLogit(y.to_numpy(), exog.to_numpy(), k=6)
-    res = model.fit(**MOVED_6000)
+    res = model.fit(alpha=1e-4, random_state=5, reseat=6)
     moves = res.mle_retvals["reseat_llf"]
     assert moves.max() > res.mle_retvals["restarts_llf"].max() + 10
     return model, res
@@ -255,7 +250,7 @@ def moved_on_6000_rows():
 
 def test_reseat_by_row_blocks_makes_the_same_moves(moved_on_6000_rows):
     model, in_memory = moved_on_6000_rows
-    chunked = model.fit(**MOVED_6000, chunksize=1500)
+    chunked = model.fit(alpha=1e-4, random_state=5, reseat=6, chunksize=1500)
     np.testing.assert_allclose(
         chunked.mle_retvals["reseat_llf"],
         in_memory.mle_retvals["reseat_llf"],
