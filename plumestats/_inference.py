@@ -221,15 +221,29 @@ class InferenceMixin:
         ----------
         alpha : float
             One minus the confidence level, strictly between 0 and 1.
-        method : {"wald", "bootstrap"}
+        method : {"wald", "profile", "bootstrap"}
             ``"wald"``: ``params +- z * bse`` with the fit's ``cov_type``;
+            ``"profile"``: profile-likelihood intervals, the values of each
+            parameter that a likelihood-ratio test at level ``alpha`` does
+            not reject (R's ``confint`` for a glm; :mod:`plumestats._profile`),
+            for an unpenalised fit with a smooth gate, in memory;
             ``"bootstrap"``: percentile intervals of the last
             :meth:`bootstrap`.
+
+        Returns
+        -------
+        DataFrame
+            Lower and upper bounds, one row per parameter (the same shape
+            for every method).
         """
-        check_choice(method, "method", ("wald", "bootstrap"))
+        check_choice(method, "method", ("wald", "profile", "bootstrap"))
         alpha = check_alpha(alpha)
         if method == "wald":
             return super().conf_int(alpha)
+        if method == "profile":
+            from ._profile import profile_intervals
+
+            return profile_intervals(self, alpha)
         return self._require_bootstrap().conf_int(alpha).to_numpy()
 
     def t_test(self, r_matrix, cov_p=None, use_t=None):

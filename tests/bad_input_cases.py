@@ -991,6 +991,12 @@ RESULT_REFUSALS = [
         ValueError,
         "method must be one of",
     ),
+    (
+        "conf_int method='profile' of a penalised fit",
+        lambda r: r.model.fit(alpha=1e-2).conf_int(method="profile"),
+        ValueError,
+        "refit with alpha=0",
+    ),
     ("t_test of an empty constraint", lambda r: r.t_test(""), ValueError, "is empty"),
     (
         "t_test of an unknown name",

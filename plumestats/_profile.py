@@ -1,0 +1,157 @@
+r"""Profile-likelihood confidence intervals: ``conf_int(method="profile")``.
+
+For each parameter :math:`\theta_j` the interval is the set of values ``b``
+whose profile log-likelihood
+
+.. math:: l_p(b) = \max_{\theta:\ \theta_j = b} L(\theta)
+
+is within :math:`\tfrac12 \chi^2_1(1 - \alpha)` of the maximum: the values a
+likelihood-ratio test at level :math:`\alpha` does not reject. That is what R's
+``confint`` gives for a glm (MASS's profiling). Unlike a Wald interval it does
+not assume the log-likelihood quadratic, so it follows a skewed or flat
+likelihood, and it is the same whatever the parametrisation.
+
+Each endpoint is a root of :math:`l_p(b) - (\hat L - \tfrac12 \chi^2_1)`,
+bracketed by stepping out from the estimate in units of its standard error and
+then found by Brent's method; each :math:`l_p(b)` is a damped Newton
+maximisation over the other parameters (the engine's
+:func:`~plumestats._msteps.ascent_step`, with the model's analytic score and
+Hessian), started from the solution at the nearest ``b`` already profiled.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import optimize, stats
+from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+from ._msteps import ascent_step
+
+__all__ = ["profile_intervals"]
+
+# how far out (in Wald half-widths) an endpoint is looked for before the
+# profile is called flat on that side (the endpoint is then infinite)
+_MAX_WIDTHS = 2.0**12
+_INNER_STEPS = 200
+_INNER_TOL = 1e-10
+_ROOT_XTOL = 1e-10
+
+
+def profile_intervals(results, alpha: float) -> np.ndarray:
+    """``(n_params, 2)`` profile-likelihood intervals at level ``1 - alpha``."""
+    _check_profilable(results)
+    model = results.model
+    estimate = np.asarray(results.params, dtype=float)
+    top = model.loglike(estimate)
+    drop = 0.5 * stats.chi2.ppf(1.0 - alpha, 1)
+    widths = stats.norm.ppf(1.0 - alpha / 2) * np.asarray(results.bse, dtype=float)
+    intervals = np.empty((estimate.size, 2))
+    for j in range(estimate.size):
+        profile = _Profile(model, estimate, j, top - drop)
+        width = widths[j] if np.isfinite(widths[j]) and widths[j] > 0 else 1.0
+        for side, sign in enumerate((-1.0, 1.0)):
+            intervals[j, side] = profile.endpoint(sign, width)
+    return intervals
+
+
+def _check_profilable(results) -> None:
+    model = results.model
+    problems = []
+    if results.mle_settings.get("alpha", 0.0) != 0.0:
+        problems.append(
+            "the fit is penalised (alpha > 0), and a profile of the penalised "
+            "objective is no likelihood-ratio interval; refit with alpha=0"
+        )
+    if model.spec.gate.kinked:
+        problems.append(
+            "the hard-gating likelihood has kinks where Newton's method cannot "
+            "profile it; use method='wald' or method='bootstrap'"
+        )
+    if model.exog is None or model._row_source is not None:
+        problems.append(
+            "profiling refits the model many times in memory; it needs the "
+            "estimation data as NumPy arrays (not removed, not on Dask)"
+        )
+    if results.mle_retvals.get("separation", False):
+        problems.append(
+            "the fit is separated (its maximum is at infinity), so the "
+            "likelihood-ratio intervals are unbounded; fit with alpha > 0 and "
+            "use method='wald' or method='bootstrap'"
+        )
+    if problems:
+        raise ValueError(f"conf_int(method='profile'): {problems[0]}")
+
+
+class _Profile:
+    """The profile of one parameter: ``l_p(b) - target`` and its roots."""
+
+    def __init__(self, model, estimate: np.ndarray, index: int, target: float):
+        self.model = model
+        self.estimate = estimate
+        self.index = index
+        self.target = target
+        self.free = np.arange(estimate.size) != index
+        # the maximiser at every b profiled so far: warm starts for the next
+        self.solved: dict[float, np.ndarray] = {float(estimate[index]): estimate}
+
+    def __call__(self, value: float) -> float:
+        return self.maximise(value) - self.target
+
+    def endpoint(self, sign: float, width: float) -> float:
+        """The root on one side: bracketed by doubling steps out, then Brent."""
+        inner, step = float(self.estimate[self.index]), width
+        while step <= _MAX_WIDTHS * width:
+            outer = float(self.estimate[self.index]) + sign * step
+            if self(outer) < 0.0:
+                root = optimize.brentq(self, inner, outer, xtol=_ROOT_XTOL)
+                return float(root)
+            inner, step = outer, 2.0 * step
+        warnings.warn(
+            f"the profile log-likelihood of {self.model.data.param_names[self.index]}"
+            f" stays within the cut-off {_MAX_WIDTHS:g} Wald half-widths from "
+            "the estimate; that endpoint is reported as infinite",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+        return sign * np.inf
+
+    def maximise(self, value: float) -> float:
+        """``l_p(value)``: the log-likelihood maximised over the other
+        parameters with parameter ``index`` held at ``value``."""
+        nearest = min(self.solved, key=lambda b: abs(b - value))
+        params = self.solved[nearest].copy()
+        params[self.index] = value
+        memory: dict = {}
+        loglike = self.model.loglike(params)
+        for _ in range(_INNER_STEPS):
+            grad = self.model.score(params)[self.free]
+            neg_hess = -self.model.hessian(params)[np.ix_(self.free, self.free)]
+            found = ascent_step(
+                lambda free, base=params: self._evaluate(base, free),
+                params[self.free],
+                grad,
+                neg_hess,
+                loglike,
+                memory=memory,
+            )
+            if found is None:
+                break  # no ascent left: the maximum, to rounding
+            new_free, new_loglike, _, _ = found
+            moved = np.max(np.abs(new_free - params[self.free]))
+            params = params.copy()
+            params[self.free] = new_free
+            gain, loglike = new_loglike - loglike, new_loglike
+            if moved <= _INNER_TOL or gain <= _INNER_TOL**2:
+                break
+        self.solved[float(value)] = params
+        return loglike
+
+    def _evaluate(self, params: np.ndarray, free_values: np.ndarray):
+        """``(L, L)`` at ``params`` with its free coordinates replaced (the
+        line search's ``evaluate``, whose state is the value itself)."""
+        trial = params.copy()
+        trial[self.free] = free_values
+        value = self.model.loglike(trial)
+        return value, value

@@ -1,0 +1,111 @@
+"""Profile-likelihood intervals, ``conf_int(method="profile")``.
+
+The oracles: at K = 1 the likelihood profiled with statsmodels' GLM (each
+coefficient held fixed through an offset, the others refitted), cut at the
+chi-square(1) quantile; at K = 2 scipy's BFGS maximising the log-likelihood
+over the other parameters at each endpoint, which must sit exactly at the
+cut-off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from conftest import logistic_data
+from numpy.testing import assert_allclose
+from scipy import optimize, stats
+
+import plumestats.api as ps
+from plumestats import PolyhedralMixtureLogit
+
+CUT = stats.chi2.ppf(0.95, 1)
+
+
+def _glm_profile_interval(y, exog, j: int, level: float = 0.95) -> list[float]:
+    """R's confint for a glm, by hand: l_p(b) from a GLM with offset b x_j."""
+    full = sm.GLM(y, exog, family=sm.families.Binomial()).fit(tol=1e-14)
+    others = [i for i in range(exog.shape[1]) if i != j]
+    cut = stats.chi2.ppf(level, 1)
+
+    def excess(b):
+        fit = sm.GLM(
+            y, exog[:, others], family=sm.families.Binomial(), offset=b * exog[:, j]
+        ).fit(tol=1e-14)
+        return 2 * (full.llf - fit.llf) - cut
+
+    b, se = full.params[j], full.bse[j]
+    return [
+        optimize.brentq(excess, b - 6 * se, b, xtol=1e-12),
+        optimize.brentq(excess, b, b + 6 * se, xtol=1e-12),
+    ]
+
+
+@pytest.fixture(scope="module")
+def k1():
+    data = logistic_data(300, d=3, seed=1)
+    res = ps.plume("y ~ x1 + x2 + x3", data, k=1).fit()
+    return data, res
+
+
+def test_k1_equals_the_glm_profile(k1):
+    data, res = k1
+    exog = sm.add_constant(data[["x1", "x2", "x3"]].to_numpy())
+    y = data["y"].to_numpy()
+    profile = res.conf_int(method="profile")
+    expected = [_glm_profile_interval(y, exog, j) for j in range(4)]
+    assert_allclose(profile.to_numpy(), expected, atol=1e-6)
+    # the same frame as the Wald intervals', and near them at this N
+    wald = res.conf_int()
+    assert isinstance(profile, pd.DataFrame)
+    assert profile.shape == wald.shape and list(profile.index) == list(wald.index)
+    assert_allclose(profile.to_numpy(), wald.to_numpy(), atol=0.1)
+
+
+def test_k1_level_follows_alpha(k1):
+    data, res = k1
+    exog = sm.add_constant(data[["x1", "x2", "x3"]].to_numpy())
+    narrow = res.conf_int(alpha=0.2, method="profile").to_numpy()
+    expected = _glm_profile_interval(data["y"].to_numpy(), exog, 1, level=0.8)
+    assert_allclose(narrow[1], expected, atol=1e-6)
+    wide = res.conf_int(method="profile").to_numpy()
+    assert np.all(narrow[:, 0] > wide[:, 0]) and np.all(narrow[:, 1] < wide[:, 1])
+
+
+def test_k2_endpoints_sit_at_the_likelihood_ratio_cut_off():
+    data, _ = ps.simulate_polyhedron(500, d=2, k=2, noise=0.1, random_state=0)
+    res = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    model, estimate = res.model, res.params.to_numpy()
+    intervals = res.conf_int(method="profile").to_numpy()
+    assert np.all(intervals[:, 0] < estimate) and np.all(estimate < intervals[:, 1])
+    for j in (1, 4):  # a slope of each face
+        free = np.arange(estimate.size) != j
+        for end in intervals[j]:
+
+            def negative(values, end=end, j=j, free=free):
+                params = estimate.copy()
+                params[j], params[free] = end, values
+                return -model.loglike(params)
+
+            best = optimize.minimize(
+                negative, estimate[free], method="BFGS", options={"gtol": 1e-9}
+            )
+            assert 2 * (res.llf + best.fun) == pytest.approx(CUT, abs=1e-5)
+
+
+def test_profile_is_refused_where_it_means_nothing():
+    data = logistic_data(200, d=2, seed=3)
+    y, exog = data["y"].to_numpy(), sm.add_constant(data[["x1", "x2"]].to_numpy())
+    penalised = PolyhedralMixtureLogit(y, exog, k=1).fit(alpha=1e-2)
+    with pytest.raises(ValueError, match=r"penalised .* refit with alpha=0"):
+        penalised.conf_int(method="profile")
+    hard = ps.HardPolyhedralLogit(y, exog, k=2).fit()
+    with pytest.raises(ValueError, match="hard-gating likelihood has kinks"):
+        hard.conf_int(method="profile")
+    stripped = PolyhedralMixtureLogit(y, exog, k=1).fit()
+    stripped.remove_data()
+    with pytest.raises(ValueError, match="needs the estimation data"):
+        stripped.conf_int(method="profile")
+    with pytest.raises(ValueError, match="method must be one of"):
+        stripped.conf_int(method="likelihood")
