@@ -19,7 +19,7 @@ from statsmodels.tools.sm_exceptions import (
 from ._inference import check_alpha
 from ._parallel import check_progress, effective_n_jobs, progress_bar, run_tasks
 
-__all__ = ["BootstrapResults", "align_experts", "run_bootstrap"]
+__all__ = ["BootstrapResults", "RefitSpec", "align_experts", "run_bootstrap"]
 
 # the fit's own diagnostics; a replicate that raises one is counted as failed
 _FIT_WARNINGS = (ConvergenceWarning, HessianInversionWarning, PerfectSeparationWarning)
@@ -120,7 +120,7 @@ class BootstrapResults:
 
 
 @dataclass(frozen=True)
-class _Replicates:
+class RefitSpec:
     """What a worker needs to refit replicates: the model's class and
     settings and its data, not the model (whose formula data, pandas frames
     and cached results would be pickled with it), sent once per chunk of
@@ -134,7 +134,8 @@ class _Replicates:
     start: np.ndarray
 
     @classmethod
-    def of(cls, results) -> _Replicates:
+    def of(cls, results) -> RefitSpec:
+        """The class, settings, data and estimate of a fit."""
         model, settings = results.model, results.mle_settings
         return cls(
             model_class=type(model),
@@ -156,7 +157,7 @@ class _Replicates:
         )
 
 
-def _refit(spec: _Replicates, rows: np.ndarray):
+def _refit(spec: RefitSpec, rows: np.ndarray):
     """One replicate: the model on resampled rows, started from the fit."""
     replicate = spec.model_class(
         spec.endog[rows], spec.exog[rows], **spec.model_options
@@ -175,7 +176,7 @@ def _refit(spec: _Replicates, rows: np.ndarray):
     return params, problems
 
 
-def _one_replicate(spec: _Replicates, seed: np.random.SeedSequence):
+def _one_replicate(spec: RefitSpec, seed: np.random.SeedSequence):
     nobs = spec.endog.shape[0]
     rows = np.random.default_rng(seed).integers(0, nobs, nobs)
     try:
@@ -185,7 +186,7 @@ def _one_replicate(spec: _Replicates, seed: np.random.SeedSequence):
         return np.full(spec.start.size, np.nan), [f"{type(exc).__name__}: {exc}"]
 
 
-def _replicate_chunk(task: tuple[_Replicates, list]) -> list:
+def _replicate_chunk(task: tuple[RefitSpec, list]) -> list:
     """The replicates of a chunk of seeds (one task of a worker)."""
     spec, seeds = task
     return [_one_replicate(spec, seed) for seed in seeds]
@@ -201,7 +202,7 @@ def _chunks(seeds: list, n_workers: int) -> list[list]:
     return [seeds[i : i + size] for i in range(0, len(seeds), size)]
 
 
-def _refit_all(spec: _Replicates, seeds: list, n_workers: int, enabled: bool):
+def _refit_all(spec: RefitSpec, seeds: list, n_workers: int, enabled: bool):
     """Every replicate's ``(params, problems)``, in the order of ``seeds``."""
     chunks = _chunks(seeds, n_workers)
     bar = progress_bar(len(seeds), "bootstrap", enabled, unit="replicate")
@@ -230,7 +231,7 @@ def run_bootstrap(
     n_workers = effective_n_jobs(n_jobs)
     enabled = check_progress(progress)
     model = results.model
-    spec = _Replicates.of(results)
+    spec = RefitSpec.of(results)
     start = spec.start
     # one independent stream per replicate: the same seed gives the same
     # replicates whatever n_jobs is (and however they are chunked)

@@ -1,6 +1,7 @@
 """Public names of plumestats in one namespace (``import plumestats.api as ps``)."""
 
 from ._formula_safety import UnsafeFormulaError, check_safe_formula
+from ._lr_test import compare_lr_test
 from ._sharing import load_json
 from .bounds import HoldoutBound, RademacherBound, holdout_bound, rademacher_bound
 from .datasets import list_datasets, simulate_plume, simulate_polyhedron
@@ -11,7 +12,7 @@ from .label_flip import LabelFlipPolyhedralLogit, LabelFlipPolyhedralLogitResult
 from .model import PolyhedralMixtureLogit
 from .plotting import plot_convergence, plot_polyhedron, plot_select_k
 from .results import PolyhedralMixtureLogitResults
-from .selection import compare_lr_test, select_k
+from .selection import select_k
 from .sm_exceptions import FlipRateBoundaryWarning, LocalMaximaWarning
 
 __all__ = [

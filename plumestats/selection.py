@@ -6,12 +6,10 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.discrete.discrete_model import Logit
 from statsmodels.tools.sm_exceptions import (
     CollinearityWarning,
     ConvergenceWarning,
@@ -38,15 +36,12 @@ from ._validation import (
     check_int,
     check_positive_float,
 )
-from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
 from .sm_exceptions import FlipRateBoundaryWarning, LocalMaximaWarning
 
 __all__ = [
     "SELECT_K_COLUMNS",
-    "LRTestResult",
     "SelectKResults",
-    "compare_lr_test",
     "select_k",
 ]
 
@@ -63,9 +58,6 @@ SELECT_K_COLUMNS = (
     "cv_logloss_se",
     "converged",
 )
-# relative rounding of a converged log-likelihood: a larger fit this little below
-# the restricted one is the same maximum, not a worse one
-_LLF_ROUNDING = 1e-8
 # warnings that mark a fit as not at a regular maximum (its row: converged=False)
 _UNSETTLED = (ConvergenceWarning, PerfectSeparationWarning)
 
@@ -462,115 +454,3 @@ def _is_fit_diagnostic(category) -> bool:
 def _reissue(caught) -> None:
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-
-
-class LRTestResult(NamedTuple):
-    """Likelihood-ratio statistic, its chi-square p-value and degrees of freedom
-    (unpacks like statsmodels' ``(lr_stat, p_value, df_diff)``)."""
-
-    statistic: float
-    pvalue: float
-    df: int
-
-
-def compare_lr_test(restricted, full) -> LRTestResult:
-    r"""Likelihood-ratio test of a restricted fit against a larger one.
-
-    Mirrors statsmodels' ``RegressionResults.compare_lr_test`` (for any two
-    likelihood results, ``Logit`` included):
-    :math:`LR = 2(\ell_{full} - \ell_{restricted})` referred to a chi-square
-    with ``df`` = the difference in the number of parameters.
-
-    Parameters
-    ----------
-    restricted : results
-        The smaller fit (PLUME with fewer hyperplanes, or statsmodels' ``Logit``).
-    full : results
-        The larger fit, on the same observations.
-
-    Returns
-    -------
-    LRTestResult
-        ``(statistic, pvalue, df)``.
-
-    Notes
-    -----
-    **The test of K against K + 1 hyperplanes is non-regular: its chi-square
-    p-value is not valid.** Under the
-    null of K hyperplanes, the (K + 1)-th is not identified: its weights can
-    be anything if its gate never owns a point, or it duplicates another
-    hyperplane (parameters on the boundary of, or unidentified in, the
-    parameter space). Wilks' theorem needs a regular interior null, so the
-    p-value is at best indicative, typically anti-conservative. Use a
-    parametric bootstrap of the statistic (simulate from the restricted fit,
-    refit both models) or information criteria (:func:`select_k`) instead.
-    The test is regular for nested constraints within the same K, which
-    ``results.wald_test`` / ``t_test`` also cover.
-
-    **PLUME against PLUME with label flips** (the same design, K and gamma;
-    for K = 1 also statsmodels' ``Logit`` against the flip model) tests
-    :math:`\varepsilon = 0`, a null on the boundary of the parameter space.
-    The statistic's reference distribution is then the mixture
-    :math:`\tfrac12\chi^2_0 + \tfrac12\chi^2_1` (Self and Liang, 1987), and
-    the p-value returned is :math:`\tfrac12 P(\chi^2_1 \ge LR)` for
-    :math:`LR > 0`, not the conservative :math:`\chi^2_1` one (which rejects
-    half as often under the null). When the flip fit is at
-    :math:`\varepsilon = 0` the statistic is 0 and the p-value 1.
-
-    References
-    ----------
-    S. G. Self and K.-Y. Liang, "Asymptotic properties of maximum likelihood
-    estimators and likelihood ratio tests under nonstandard conditions", JASA
-    82 (1987) 605-610.
-    """
-    n_small, n_large = len(restricted.params), len(full.params)
-    if restricted.nobs != full.nobs:
-        raise ValueError(
-            f"the two fits use different observations ({restricted.nobs} and "
-            f"{full.nobs}); fit both on the same data"
-        )
-    df = n_large - n_small
-    if df <= 0:
-        raise ValueError(
-            f"restricted has {n_small} parameters and full has {n_large}; pass "
-            "the smaller model first: compare_lr_test(restricted, full)"
-        )
-    statistic = 2.0 * (full.llf - restricted.llf)
-    flips = _tests_no_flips(restricted, full)
-    if flips and full.mle_retvals.get("boundary", False):
-        # the flip rate's estimate is 0 and the two fits coincide; the rate held
-        # at 5e-9 only costs the flip fit ~1e-8 per observation of log-likelihood
-        statistic = 0.0
-    if statistic < -_LLF_ROUNDING * (1.0 + abs(restricted.llf)):
-        warnings.warn(
-            f"the larger model's log-likelihood ({full.llf:.6g}) is below the "
-            f"restricted one's ({restricted.llf:.6g}): its fit stopped at a worse "
-            "local maximum. Refit it with more restarts (n_init).",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
-    if flips:
-        pvalue = 0.5 * stats.chi2.sf(statistic, 1) if statistic > 0 else 1.0
-    else:
-        pvalue = stats.chi2.sf(statistic, df)
-    return LRTestResult(float(statistic), float(pvalue), df)
-
-
-def _tests_no_flips(restricted, full) -> bool:
-    """Whether ``full`` is ``restricted`` plus a flip rate: the same faces
-    (design, K and, for K > 1, gamma, soft gating) with epsilon free."""
-    big, small = getattr(full, "model", None), getattr(restricted, "model", None)
-    if not isinstance(big, LabelFlipPolyhedralLogit) or isinstance(
-        small, LabelFlipPolyhedralLogit
-    ):
-        return False
-    if list(small.exog_names) != list(big.exog_names):
-        return False
-    if isinstance(small, PolyhedralMixtureLogit):
-        return (
-            not small.spec.hard
-            and small.k == big.k
-            and (big.k == 1 or small.gamma == big.gamma)
-        )
-    # statsmodels' Logit is PLUME with one face
-    return isinstance(small, Logit) and big.k == 1

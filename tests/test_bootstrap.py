@@ -130,7 +130,7 @@ def test_bootstrap_bad_input(k2_fit):
     with pytest.raises(ValueError, match=r"refit with fit\(cov_type=\.\.\.\)"):
         fresh.summary(cov_type="HC0")
     with pytest.raises(ValueError, match="method must be one of"):
-        fresh.conf_int(method="profile")
+        fresh.conf_int(method="likelihood")
     with pytest.raises(ValueError, match="n_boot must be an integer >= 2"):
         fresh.bootstrap(n_boot=1)
     fresh.remove_data()

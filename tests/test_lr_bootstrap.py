@@ -1,0 +1,90 @@
+"""The parametric-bootstrap likelihood-ratio test of K against more faces,
+``compare_lr_test(..., method="bootstrap")``.
+
+Its size is measured by ``python -m benchmarks.lr_bootstrap``; here: the
+statistic and the chi-square p-value are those of ``method="chi2"``, a draw
+is what the documented procedure gives when done by hand (outcomes from the
+restricted fit, both models refitted with the original fits' restart
+policy), the p-value is the documented rank, the draws do not depend on
+``n_jobs``, and a triangle rejects one face at the smallest p-value possible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import statsmodels.formula.api as smf
+from conftest import logistic_data
+
+import plumestats.api as ps
+
+
+@pytest.fixture(scope="module")
+def half_space():
+    data = logistic_data(300, d=2, seed=5)
+    small = ps.plume("y ~ x1 + x2", data, k=1).fit()
+    large = ps.plume("y ~ x1 + x2", data, k=2).fit(n_init=2, init="mixed")
+    return data, small, large
+
+
+def test_bootstrap_p_value_is_the_rank_of_the_statistic(half_space):
+    _, small, large = half_space
+    chi2 = ps.compare_lr_test(small, large)
+    boot = ps.compare_lr_test(small, large, method="bootstrap", n_boot=19)
+    assert boot[:3] == tuple(chi2)
+    assert boot.n_boot == 19 and boot.statistics.size + boot.n_failed == 19
+    assert np.all(boot.statistics >= 0)
+    exceed = np.sum(boot.statistics >= boot.statistic)
+    assert boot.bootstrap_pvalue == (1 + exceed) / (1 + boot.statistics.size)
+
+
+def test_a_draw_is_the_documented_procedure_by_hand(half_space):
+    data, small, large = half_space
+    boot = ps.compare_lr_test(
+        small, large, method="bootstrap", n_boot=1, random_state=3
+    )
+    # the draw by hand: outcomes from the restricted fit's probabilities, both
+    # models refitted with the original fits' starts (K = 2: two mixed starts)
+    rng = np.random.default_rng(np.random.SeedSequence(3).spawn(1)[0])
+    drawn = data.assign(y=(rng.random(len(data)) < small.predict()).astype(float))
+    seed = int(rng.integers(2**31 - 1))
+    llf_small = ps.plume("y ~ x1 + x2", drawn, k=1).fit(random_state=seed).llf
+    llf_large = (
+        ps.plume("y ~ x1 + x2", drawn, k=2)
+        .fit(random_state=seed, n_init=2, init="mixed")
+        .llf
+    )
+    expected = max(0.0, 2 * (llf_large - llf_small))
+    assert boot.statistics[0] == pytest.approx(expected, rel=1e-10, abs=1e-12)
+
+
+def test_the_draws_do_not_depend_on_n_jobs(half_space):
+    pytest.importorskip("joblib", reason="n_jobs=2 needs the parallel extra")
+    _, small, large = half_space
+    options = {"method": "bootstrap", "n_boot": 8, "random_state": 1}
+    serial = ps.compare_lr_test(small, large, **options)
+    parallel = ps.compare_lr_test(small, large, **options, n_jobs=2)
+    np.testing.assert_array_equal(serial.statistics, parallel.statistics)
+
+
+def test_a_triangle_rejects_one_face():
+    data, _ = ps.simulate_polyhedron(300, d=2, k=3, noise=0.05, random_state=1)
+    one = ps.plume("y ~ x1 + x2", data, k=1).fit()
+    two = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    boot = ps.compare_lr_test(one, two, method="bootstrap", n_boot=9, random_state=0)
+    assert boot.bootstrap_pvalue == 1 / (1 + boot.statistics.size)
+    assert boot.statistic > 10 * boot.statistics.max()
+
+
+def test_bootstrap_needs_two_plume_fits_on_one_design(half_space):
+    data, small, large = half_space
+    logit = smf.logit("y ~ x1 + x2", data).fit(disp=0)
+    with pytest.raises(ValueError, match=r"restricted is a .*Logit.* fit"):
+        ps.compare_lr_test(logit, large, method="bootstrap")
+    other = ps.plume("y ~ x1", data, k=2).fit()
+    with pytest.raises(ValueError, match="different designs"):
+        ps.compare_lr_test(small, other, method="bootstrap")
+    with pytest.raises(ValueError, match="method must be one of"):
+        ps.compare_lr_test(small, large, method="permutation")
+    with pytest.raises(ValueError, match="n_boot"):
+        ps.compare_lr_test(small, large, method="bootstrap", n_boot=0)
