@@ -71,10 +71,10 @@ def compare_lr_test(
     method: str = "chi2",
     *,
     n_boot: int = 99,
-    random_state=None,
+    random_state: int | np.random.Generator | None = None,
     n_jobs: int | None = 1,
     progress: bool = False,
-):
+) -> LRTestResult | LRBootstrapResult:
     r"""Likelihood-ratio test of a restricted fit against a larger one.
 
     Mirrors statsmodels' ``RegressionResults.compare_lr_test`` (for any two
@@ -91,12 +91,14 @@ def compare_lr_test(
         The larger fit, on the same observations.
     method : {"chi2", "bootstrap"}
         ``"bootstrap"``: also the parametric-bootstrap p-value
-        (:mod:`plumestats._lr_bootstrap`): ``n_boot`` outcome vectors drawn
+        (:func:`bootstrap_lr_pvalue`): ``n_boot`` outcome vectors drawn
         from the restricted fit, both models refitted to each with the
         original fits' restart policy, the observed statistic ranked among
         theirs. The valid test of K against more faces; both fits must be
-        ``PolyhedralMixtureLogit`` or ``HardPolyhedralLogit`` results with
-        their data.
+        ``PolyhedralMixtureLogit`` or ``HardPolyhedralLogit`` EM fits with
+        their data. A fit from ``start_params`` is refitted from k-means
+        starts (the draws have no start of their own), so give the observed
+        fits the restart policy the draws should have.
     n_boot : int, default 99
         Bootstrap draws (``method="bootstrap"``).
     random_state : int, numpy Generator or None
@@ -215,10 +217,18 @@ def _check_bootstrappable(restricted, full) -> None:
                 f"method='bootstrap' refits the models in memory; {name} has no "
                 "estimation data as NumPy arrays (removed, or on Dask)"
             )
-    if not np.array_equal(restricted.model.exog, full.model.exog):
+        if results.mle_settings.get("method", "em") != "em":
+            raise ValueError(
+                f"method='bootstrap' refits both models by EM with their starts; "
+                f"{name} was fitted with method={results.mle_settings['method']!r}"
+                "; refit it with the default method='em'"
+            )
+    same_design = np.array_equal(restricted.model.exog, full.model.exog)
+    if not (same_design and np.array_equal(restricted.model.endog, full.model.endog)):
         raise ValueError(
             "method='bootstrap' draws outcomes at the observed design; the two "
-            "fits have different designs (fit both from the same formula and data)"
+            "fits have different designs or outcomes (fit both from the same "
+            "formula and data)"
         )
 
 
@@ -257,14 +267,12 @@ class LRBootstrapResult(NamedTuple):
 
 def bootstrap_lr_pvalue(
     restricted, full, statistic: float, n_boot: int, random_state, n_jobs, progress
-) -> tuple[float, np.ndarray, int]:
+) -> tuple[float, np.ndarray, int, int]:
     """The bootstrap p-value of ``statistic``, the draws' statistics, and the
     numbers of failed and of unsettled draws."""
     specs = (_spec_of(restricted), _spec_of(full))
     probabilities = np.asarray(restricted.model.predict(restricted.params))
-    if isinstance(random_state, np.random.Generator):
-        random_state = int(random_state.integers(2**63 - 1))
-    seeds = np.random.SeedSequence(random_state).spawn(n_boot)
+    seeds = np.random.SeedSequence(_entropy(random_state)).spawn(n_boot)
     n_workers = effective_n_jobs(n_jobs)
     size = 1 if n_workers == 1 else min(max(n_boot // (4 * n_workers), 1), _MAX_CHUNK)
     chunks = [seeds[i : i + size] for i in range(0, n_boot, size)]
@@ -284,7 +292,30 @@ def bootstrap_lr_pvalue(
     kept = np.isfinite(values)
     pvalue = (1.0 + np.sum(values[kept] >= statistic)) / (1.0 + kept.sum())
     counts = int(np.sum(~kept)), int(np.sum(kept & ~settled))
+    if not kept.any():
+        raise ValueError(
+            f"every one of the {n_boot} bootstrap draws failed to refit (e.g. "
+            "draws with one class); the restricted fit's probabilities are too "
+            "close to 0 or 1 for the test"
+        )
     return float(pvalue), values[kept], *counts
+
+
+def _entropy(random_state) -> int | None:
+    """The seed of the draws' streams: None, an int >= 0, or one drawn from
+    a numpy Generator."""
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**63 - 1))
+    if random_state is None or (
+        isinstance(random_state, (int, np.integer))
+        and not isinstance(random_state, bool)
+        and random_state >= 0
+    ):
+        return random_state
+    raise ValueError(
+        "random_state must be None, a non-negative integer or a numpy "
+        f"Generator; got {random_state!r}"
+    )
 
 
 def _spec_of(results) -> RefitSpec:

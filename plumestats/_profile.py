@@ -37,10 +37,29 @@ _MAX_WIDTHS = 2.0**12
 _INNER_STEPS = 200
 _INNER_TOL = 1e-10
 _ROOT_XTOL = 1e-10
+# a profile this much (relative) above the fit's log-likelihood found a
+# better maximum: the fit is not the MLE, and its intervals would mislead
+_BETTER = 1e-7
 
 
 def profile_intervals(results, alpha: float) -> np.ndarray:
-    """``(n_params, 2)`` profile-likelihood intervals at level ``1 - alpha``."""
+    """Profile-likelihood intervals of every parameter.
+
+    Parameters
+    ----------
+    results : PolyhedralMixtureLogitResults
+        An unpenalised fit with a smooth gate and its data in memory. The
+        intervals read the likelihood only: the fit's ``cov_type`` does not
+        enter (its standard errors only set the first step of the search).
+    alpha : float
+        One minus the confidence level.
+
+    Returns
+    -------
+    ndarray, shape (n_params, 2)
+        Lower and upper endpoints; an infinite one where the profile stays
+        above the cut-off (with a ``ConvergenceWarning``).
+    """
     _check_profilable(results)
     model = results.model
     estimate = np.asarray(results.params, dtype=float)
@@ -49,7 +68,7 @@ def profile_intervals(results, alpha: float) -> np.ndarray:
     widths = stats.norm.ppf(1.0 - alpha / 2) * np.asarray(results.bse, dtype=float)
     intervals = np.empty((estimate.size, 2))
     for j in range(estimate.size):
-        profile = _Profile(model, estimate, j, top - drop)
+        profile = _Profile(model, estimate, j, top, drop)
         width = widths[j] if np.isfinite(widths[j]) and widths[j] > 0 else 1.0
         for side, sign in enumerate((-1.0, 1.0)):
             intervals[j, side] = profile.endpoint(sign, width)
@@ -87,17 +106,30 @@ def _check_profilable(results) -> None:
 class _Profile:
     """The profile of one parameter: ``l_p(b) - target`` and its roots."""
 
-    def __init__(self, model, estimate: np.ndarray, index: int, target: float):
+    def __init__(self, model, estimate: np.ndarray, index: int, top: float, drop):
         self.model = model
         self.estimate = estimate
         self.index = index
-        self.target = target
+        self.top, self.target = top, top - drop
+        self.name = model.data.param_names[index]
         self.free = np.arange(estimate.size) != index
         # the maximiser at every b profiled so far: warm starts for the next
         self.solved: dict[float, np.ndarray] = {float(estimate[index]): estimate}
 
     def __call__(self, value: float) -> float:
-        return self.maximise(value) - self.target
+        profiled = self.maximise(value)
+        if not np.isfinite(profiled):
+            raise ValueError(
+                f"the profile log-likelihood of {self.name} is not finite at "
+                f"{value:.6g}; use method='wald' or method='bootstrap'"
+            )
+        if profiled > self.top + _BETTER * (1.0 + abs(self.top)):
+            raise ValueError(
+                f"profiling {self.name} found a higher log-likelihood "
+                f"({profiled:.10g}) than the fit's ({self.top:.10g}): the fit is "
+                "not at the maximum. Refit (more starts, n_init) and profile that"
+            )
+        return profiled - self.target
 
     def endpoint(self, sign: float, width: float) -> float:
         """The root on one side: bracketed by doubling steps out, then Brent."""
@@ -109,9 +141,9 @@ class _Profile:
                 return float(root)
             inner, step = outer, 2.0 * step
         warnings.warn(
-            f"the profile log-likelihood of {self.model.data.param_names[self.index]}"
-            f" stays within the cut-off {_MAX_WIDTHS:g} Wald half-widths from "
-            "the estimate; that endpoint is reported as infinite",
+            f"the profile log-likelihood of {self.name} stays above the cut-off "
+            f"up to {sign * _MAX_WIDTHS * width:+.4g} from the estimate; that "
+            "endpoint is reported as infinite",
             ConvergenceWarning,
             stacklevel=4,
         )
@@ -125,7 +157,7 @@ class _Profile:
         params[self.index] = value
         memory: dict = {}
         loglike = self.model.loglike(params)
-        for _ in range(_INNER_STEPS):
+        for _ in range(_INNER_STEPS):  # Newton: a handful from a warm start
             grad = self.model.score(params)[self.free]
             neg_hess = -self.model.hessian(params)[np.ix_(self.free, self.free)]
             found = ascent_step(

@@ -76,6 +76,11 @@ _OTHER_CLUSTERS_WEIGHT = 0.3
 # only need to point EM at the right basin, and their cost then stops growing with
 # n (on adult they took a fifth of the fit).
 START_MAX_ROWS = 5000
+# the starts' ridge logistic fits: Newton steps, halvings of one step, and the
+# step (standardised units) below which the fit has converged
+_START_NEWTON_STEPS = 100
+_START_HALVINGS = 30
+_START_TOL = 1e-10
 
 
 def _slope_ridge(n_cols: int, intercept_index: int | None) -> np.ndarray:
@@ -119,11 +124,6 @@ def fit_logistic(exog, y_pm, intercept_index=None, weights=None) -> np.ndarray:
         if np.max(np.abs(step)) <= _START_TOL:
             break
     return params
-
-
-_START_NEWTON_STEPS = 100
-_START_HALVINGS = 30
-_START_TOL = 1e-10
 
 
 def _ridge_logistic_value(design, y, w, ridge, params) -> float:

@@ -28,6 +28,7 @@ from ._candidate_fits import (
 from ._diagnostics import caller_stacklevel
 from ._fitting import as_rng
 from ._formula_data import captured_namespace
+from ._lr_test import LRTestResult, compare_lr_test
 from ._parallel import check_progress, effective_n_jobs
 from ._validation import (
     as_grid,
@@ -41,7 +42,9 @@ from .sm_exceptions import FlipRateBoundaryWarning, LocalMaximaWarning
 
 __all__ = [
     "SELECT_K_COLUMNS",
+    "LRTestResult",
     "SelectKResults",
+    "compare_lr_test",
     "select_k",
 ]
 

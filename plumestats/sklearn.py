@@ -308,18 +308,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 "label_flips=True needs soft gating (a finite gamma); the label-"
                 "flip model has no hard-gating variant"
             )
-        y_float = y_coded.astype(float)
-        fits = {}
-        for k in self._candidate_ks(*X.shape):
-            # the model is built inside the block too: its design check is
-            # where a CollinearityWarning (inference only, see the Notes) comes from
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                fits[k] = (self._fit_model(y_float, design, k), caught)
-        self.bic_ = {k: float(results.bic) for k, (results, _) in fits.items()}
-        self.k_ = min(self.bic_, key=lambda k: (self.bic_[k], k))
-        results, caught = fits[self.k_]
-        _reissue_fit_warnings(caught)
+        results = self._fit_candidates(y_coded.astype(float), design, X.shape)
         params = np.asarray(results.params, dtype=float)
         self.flip_rate_ = float(results.flip_rate) if self.label_flips else 0.0
         weights = params[: self.k_ * design.shape[1]].reshape(self.k_, -1)
@@ -332,6 +321,28 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         # the maximum (K = 1 at alpha = 1/n: the start is that very fit) has none
         self.n_iter_ = max(int(results.n_iter), 1)
         return self
+
+    def _fit_candidates(self, y_float, design, shape):
+        """Fit every candidate K, keep the smallest BIC (``k_``, ``bic_``) and
+        re-issue the kept fit's warnings. With ``k="auto"`` a candidate
+        beyond K = 1 that cannot be fitted (an error) is left out."""
+        fits, errors = {}, []
+        for k in self._candidate_ks(*shape):
+            # the model is built inside the block too: its design check is
+            # where a CollinearityWarning (inference only, see the Notes) comes from
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    fits[k] = (self._fit_model(y_float, design, k), caught)
+                except (ValueError, np.linalg.LinAlgError) as exc:
+                    if not (self.k == "auto" and k > 1):
+                        raise
+                    errors.append(exc)
+        self.bic_ = {k: float(results.bic) for k, (results, _) in fits.items()}
+        self.k_ = min(self.bic_, key=lambda k: (self.bic_[k], k))
+        results, caught = fits[self.k_]
+        _reissue_fit_warnings(caught)
+        return results
 
     def _candidate_ks(self, n_samples: int, n_features: int) -> list[int]:
         """The numbers of faces to fit: ``k`` itself, or the candidates (of
@@ -495,8 +506,8 @@ def _reissue_fit_warnings(caught) -> None:
             None,
         )
         if category is not None:
-            # frames: this function, fit, fit's caller
-            warnings.warn(str(warning.message), category, stacklevel=3)
+            # frames: this function, _fit_candidates, fit, fit's caller
+            warnings.warn(str(warning.message), category, stacklevel=4)
         else:
             warnings.warn_explicit(
                 warning.message, warning.category, warning.filename, warning.lineno

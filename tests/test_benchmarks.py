@@ -177,18 +177,32 @@ def test_table1_quick(table1_smoke):
 
 def test_coverage_quick(tmp_path):
     pytest.importorskip("threadpoolctl", reason="the benchmarks need [bench]")
-    stdout = _run("coverage", "--quick", "--output", tmp_path)
+    stdout = _run("coverage", "--quick", "--profile", "--output", tmp_path)
     assert stdout == ""  # progress goes to stderr, results to the files
     table = pd.read_csv(tmp_path / "coverage_quick.csv")
     # one cell (K=2, d=2): six parameters, coverages are shares of 5 replicates
     assert len(table) == 6 and (table["reps"] == 5).all()
-    for column in ("coverage_oim", "coverage_hc0"):
+    for column in ("coverage_oim", "coverage_hc0", "coverage_profile"):
         assert table[column].between(0, 1).all()
         assert np.allclose(table[column] * 5, np.round(table[column] * 5))
     assert (table["se_ratio_oim"] > 0).all()
     text = (tmp_path / "coverage_quick.md").read_text()
-    assert "| K | gamma | d | N |" in text
-    _assert_provenance(text, "python -m benchmarks.coverage --quick --output ")
+    assert "| K | gamma | d | N |" in text and "cov_profile_min" in text
+    _assert_provenance(text, "python -m benchmarks.coverage --quick --profile ")
+
+
+def test_lr_bootstrap_quick(tmp_path):
+    pytest.importorskip("threadpoolctl", reason="the benchmarks need [bench]")
+    stdout = _run("lr_bootstrap", "--quick", "--output", tmp_path)
+    text = (tmp_path / "lr_bootstrap_quick.md").read_text()
+    rows = [line.split(" | ") for line in text.splitlines() if "face" in line]
+    rows = [row for row in rows if row[0].startswith("| ")]
+    assert [row[0] for row in rows] == ["| one face (size)", "| two faces (power)"]
+    assert all(row in stdout for row in text.splitlines() if "face" in row)
+    # 4 data sets: every rejection rate is a multiple of 25%
+    rates = [float(cell.rstrip("%")) for row in rows for cell in row[4:6]]
+    assert all(rate in (0.0, 25.0, 50.0, 75.0, 100.0) for rate in rates)
+    _assert_provenance(text, "python -m benchmarks.lr_bootstrap --quick")
 
 
 def test_polyhedral_quick_with_reseat_says_so(tmp_path):

@@ -88,3 +88,5 @@ def test_bootstrap_needs_two_plume_fits_on_one_design(half_space):
         ps.compare_lr_test(small, large, method="permutation")
     with pytest.raises(ValueError, match="n_boot"):
         ps.compare_lr_test(small, large, method="bootstrap", n_boot=0)
+    with pytest.raises(ValueError, match="random_state must be"):
+        ps.compare_lr_test(small, large, method="bootstrap", random_state=-1)

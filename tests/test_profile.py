@@ -16,6 +16,7 @@ import statsmodels.api as sm
 from conftest import logistic_data
 from numpy.testing import assert_allclose
 from scipy import optimize, stats
+from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 import plumestats.api as ps
 from plumestats import PolyhedralMixtureLogit
@@ -109,3 +110,7 @@ def test_profile_is_refused_where_it_means_nothing():
         stripped.conf_int(method="profile")
     with pytest.raises(ValueError, match="method must be one of"):
         stripped.conf_int(method="likelihood")
+    with pytest.warns(ConvergenceWarning):
+        stopped = PolyhedralMixtureLogit(y, exog, k=1).fit(maxiter=1)
+    with pytest.raises(ValueError, match="found a higher log-likelihood"):
+        stopped.conf_int(method="profile")
