@@ -225,7 +225,7 @@ class InferenceMixin:
             ``"wald"``: ``params +- z * bse`` with the fit's ``cov_type``;
             ``"profile"``: profile-likelihood intervals, the values of each
             parameter that a likelihood-ratio test at level ``alpha`` does
-            not reject (R's ``confint`` for a glm; :mod:`plumestats._profile`),
+            not reject (R's ``confint`` for a glm; ``plumestats._profile``),
             for an unpenalised fit with a smooth gate, in memory;
             ``"bootstrap"``: percentile intervals of the last
             :meth:`bootstrap`.

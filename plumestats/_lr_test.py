@@ -91,7 +91,7 @@ def compare_lr_test(
         The larger fit, on the same observations.
     method : {"chi2", "bootstrap"}
         ``"bootstrap"``: also the parametric-bootstrap p-value
-        (:func:`bootstrap_lr_pvalue`): ``n_boot`` outcome vectors drawn
+        (``plumestats._lr_test``): ``n_boot`` outcome vectors drawn
         from the restricted fit, both models refitted to each with the
         original fits' restart policy, the observed statistic ranked among
         theirs. The valid test of K against more faces; both fits must be
@@ -125,9 +125,12 @@ def compare_lr_test(
     be anything if its gate never owns a point, or it duplicates another
     hyperplane (parameters on the boundary of, or unidentified in, the
     parameter space). Wilks' theorem needs a regular interior null, so the
-    p-value is at best indicative, typically anti-conservative. Use a
-    parametric bootstrap of the statistic (simulate from the restricted fit,
-    refit both models) or information criteria (:func:`select_k`) instead.
+    p-value is at best indicative, typically anti-conservative: for one face
+    against two at N = 500 it rejected a true null in 11% (d = 2) and 33%
+    (d = 5) of simulated data sets at the 5% level, where
+    ``method="bootstrap"`` rejected in 5.5% and 4.5%
+    (``python -m benchmarks.lr_bootstrap``). Use ``method="bootstrap"`` or
+    information criteria (:func:`select_k`) instead.
     The test is regular for nested constraints within the same K, which
     ``results.wald_test`` / ``t_test`` also cover.
 
