@@ -120,10 +120,17 @@ def fit_logistic(exog, y_pm, intercept_index=None, weights=None) -> np.ndarray:
             step = 0.5 * step
         else:
             break  # no step rises: the maximum, to rounding
-        params, value = params + step, trial_value
-        if np.max(np.abs(step)) <= _START_TOL:
+        gain, params, value = trial_value - value, params + step, trial_value
+        # a gain below rounding: the maximum, or an intercept running off to
+        # infinity on one class (where ever larger starts only overflow later)
+        if np.max(np.abs(step)) <= _START_TOL or gain <= _rounding(value):
             break
     return params
+
+
+def _rounding(value: float) -> float:
+    """The rounding error of a sum of the size of ``value``."""
+    return 64.0 * np.finfo(float).eps * max(1.0, abs(value))
 
 
 def _ridge_logistic_value(design, y, w, ridge, params) -> float:

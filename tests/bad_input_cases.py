@@ -463,6 +463,12 @@ fits(
     fit_ok,
 )
 warns(
+    "a one-row frame of one class (its intercept runs off to infinity)",
+    lambda: ps.plume("y ~ c0", pd.DataFrame({"c0": ["v"], "y": [True]}), k=1).fit(),
+    PerfectSeparationWarning,
+    "separation",
+)
+warns(
     "two constant columns",
     lambda: PM(outcome(), np.column_stack([design(), np.full(N, 2.0)]), k=2),
     CollinearityWarning,
