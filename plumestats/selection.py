@@ -3,6 +3,7 @@ stratified cross-validation, and the likelihood-ratio comparison of nested fits.
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from ._candidate_fits import (
 from ._diagnostics import caller_stacklevel
 from ._fitting import as_rng
 from ._formula_data import captured_namespace
+from ._inference import check_alpha
 from ._lr_test import LRTestResult, compare_lr_test
 from ._parallel import check_progress, effective_n_jobs
 from ._validation import (
@@ -48,7 +50,7 @@ __all__ = [
     "select_k",
 ]
 
-CRITERIA = ("bic", "aic", "cv")
+CRITERIA = ("bic", "aic", "cv", "lr_bootstrap")
 SELECT_K_COLUMNS = (
     "k",
     "gamma",
@@ -115,6 +117,8 @@ def select_k(
     reseat: int = 0,
     n_jobs: int | None = 1,
     eval_env: int = 0,
+    n_boot: int = 99,
+    test_level: float = 0.05,
 ) -> SelectKResults:
     r"""Fit PLUME over a grid of K and gamma and choose one.
 
@@ -135,11 +139,17 @@ def select_k(
     gammas : float or iterable of float
         Gate sharpness values tried for every K > 1 (one number: that value
         alone); ``np.inf`` is the hard-gating model (SPLA1).
-    criterion : {"bic", "aic", "cv"}
+    criterion : {"bic", "aic", "cv", "lr_bootstrap"}
         Smallest BIC, smallest AIC, or smallest cross-validated log-loss (mean
         held-out :math:`-\log P(y_n \mid x_n)`, a proper scoring rule that
         separates candidates long before their accuracies differ). Ties go to
-        the smaller K, then the smaller gamma.
+        the smaller K, then the smaller gamma. ``"lr_bootstrap"`` tests up
+        from the smallest K: K against the next K by the parametric-bootstrap
+        likelihood-ratio test (``compare_lr_test(..., method="bootstrap")``,
+        ``n_boot`` draws; for each K its candidate with the highest
+        log-likelihood), and keeps the last K whose larger neighbour is not
+        significant (p-value above ``test_level``); the table's ``lr_pvalue``
+        holds the tests made.
     cv : int, default 10
         Number of stratified folds.
     alpha : float, default 0
@@ -191,6 +201,10 @@ def select_k(
         Where names in the formula that are not columns of ``data`` are looked
         up: the calling namespace, as for ``smf.logit`` (see
         :meth:`~plumestats.api.PolyhedralMixtureLogit.from_formula`).
+    n_boot : int, default 99
+        Bootstrap draws of each test (``criterion="lr_bootstrap"``).
+    test_level : float, default 0.05
+        Level of each test (``criterion="lr_bootstrap"``).
 
     Returns
     -------
@@ -227,6 +241,8 @@ def select_k(
         label_flips=label_flips,
         cross_validate=cross_validate,
     )
+    test_level = check_alpha(test_level, "test_level")
+    n_boot = check_int(n_boot, "n_boot")
     enabled = check_progress(progress)
     n_workers = effective_n_jobs(n_jobs)
     random_state = one_seed(random_state)
@@ -256,10 +272,20 @@ def select_k(
     )
     fitted = fit_candidates(context, candidates, n_workers, enabled)
     table, fits, unsettled, held_out = _tabulate(candidates, fitted, label_flips, folds)
-    best_row = _best_row(table, held_out, criterion, n_se)
+    if n_workers > 1 and criterion == "lr_bootstrap":
+        # the tests refit to draws at the design: fits with their data
+        fits = {
+            key: (formula_refit(context, res, *key), caught)
+            for key, (res, caught) in fits.items()
+        }
+    if criterion == "lr_bootstrap":
+        tests = {"n_boot": n_boot, "random_state": random_state, "n_jobs": n_jobs}
+        best_row = _tested_row(table, candidates, fits, tests, test_level)
+    else:
+        best_row = _best_row(table, held_out, criterion, n_se)
     k, gamma = candidates[best_row]
     best, caught = fits[(k, gamma)]
-    if n_workers > 1:
+    if n_workers > 1 and criterion != "lr_bootstrap":
         best = formula_refit(context, best, k, gamma)
     if unsettled:
         warnings.warn(
@@ -280,6 +306,11 @@ def _checked_options(
     """select_k's options checked: ``(n_se, cross_validate, the options of
     every fit, the candidates (k, gamma))``."""
     check_choice(criterion, "criterion", CRITERIA)
+    if criterion == "lr_bootstrap" and label_flips:
+        raise ValueError(
+            "criterion='lr_bootstrap' refits PLUME models to simulated outcomes; "
+            "label_flips=True is not supported there (use 'bic' or 'cv')"
+        )
     alpha = check_positive_float(alpha, "alpha", allow_zero=True)
     n_se = check_positive_float(n_se, "n_se", allow_zero=True)
     if n_se > 0 and criterion != "cv":
@@ -390,6 +421,31 @@ def _best_row(table, held_out, criterion: str, n_se: float) -> int:
     if n_se > 0:
         best_row = _keep_k1_unless_beaten(table, held_out, best_row, n_se)
     return best_row
+
+
+def _tested_row(table, candidates, fits, tests: dict, level: float) -> int:
+    """The row ``criterion="lr_bootstrap"`` chooses: up from the smallest K,
+    each K's best candidate (highest llf) tested against the next K's by the
+    bootstrap LR test, stopping at the first test not significant at
+    ``level`` (p-value above it). Fills ``table["lr_pvalue"]``."""
+    best_of_k = table.loc[table.groupby("k")["llf"].idxmax()].sort_values("k")
+    rows = [int(row) for row in best_of_k.index]
+    table["lr_pvalue"] = np.nan
+    chosen = rows[0]
+    for smaller, larger in itertools.pairwise(rows):
+        test = compare_lr_test(
+            fits[candidates[smaller]][0],
+            fits[candidates[larger]][0],
+            method="bootstrap",
+            **tests,
+        )
+        table.loc[larger, "lr_pvalue"] = test.bootstrap_pvalue
+        # a bootstrap p-value (1 + #)/(1 + B) <= level rejects with size level
+        # exactly when level (1 + B) is a whole number
+        if test.bootstrap_pvalue > level:
+            break
+        chosen = larger
+    return chosen
 
 
 def _keep_k1_unless_beaten(table, held_out, best_row: int, n_se: float) -> int:
