@@ -90,3 +90,42 @@ def test_bootstrap_needs_two_plume_fits_on_one_design(half_space):
         ps.compare_lr_test(small, large, method="bootstrap", n_boot=0)
     with pytest.raises(ValueError, match="random_state must be"):
         ps.compare_lr_test(small, large, method="bootstrap", random_state=-1)
+
+
+def test_select_k_tests_up_to_the_faces_of_a_triangle():
+    data, _ = ps.simulate_polyhedron(400, d=2, k=3, noise=0.05, random_state=1)
+    sel = ps.select_k(
+        "y ~ x1 + x2",
+        data,
+        ks=(1, 2, 3, 4),
+        gammas=(1.0,),
+        criterion="lr_bootstrap",
+        n_boot=19,
+        random_state=0,
+    )
+    assert sel.chosen == (3, 1.0) and sel.best.model.k == 3
+    pvalues = sel.table.set_index("k")["lr_pvalue"]
+    assert np.isnan(pvalues[1])  # nothing below K = 1 to test against
+    # K = 2 and 3 each beat the K below at the smallest p-value 19 draws give,
+    # K = 4 does not beat K = 3: the tests stop there
+    assert pvalues[2] == pvalues[3] == 1 / 20 and pvalues[4] > 0.05
+    # the same test by hand, on the same fits and seed
+    two = ps.plume("y ~ x1 + x2", data, k=2).fit(random_state=0)
+    three = ps.plume("y ~ x1 + x2", data, k=3).fit(random_state=0)
+    four = ps.plume("y ~ x1 + x2", data, k=4).fit(random_state=0)
+    assert three.llf == pytest.approx(sel.table.set_index("k")["llf"][3], rel=1e-12)
+    by_hand = ps.compare_lr_test(
+        three, four, method="bootstrap", n_boot=19, random_state=0
+    )
+    assert by_hand.bootstrap_pvalue == pvalues[4]
+    assert two.llf < three.llf
+
+
+def test_select_k_lr_bootstrap_bad_options():
+    data = logistic_data(200, d=2, seed=2)
+    with pytest.raises(ValueError, match="label_flips=True is not supported"):
+        ps.select_k(
+            "y ~ x1 + x2", data, ks=(1, 2), criterion="lr_bootstrap", label_flips=True
+        )
+    with pytest.raises(ValueError, match="test_level"):
+        ps.select_k("y ~ x1 + x2", data, ks=(1, 2), test_level=1.5)
