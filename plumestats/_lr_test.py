@@ -128,7 +128,7 @@ def compare_lr_test(
     p-value is at best indicative, typically anti-conservative: for one face
     against two at N = 500 it rejected a true null in 11% (d = 2) and 33%
     (d = 5) of simulated data sets at the 5% level, where
-    ``method="bootstrap"`` rejected in 5.5% and 4.5%
+    ``method="bootstrap"`` rejected in 5.5% and 6.5%
     (``python -m benchmarks.lr_bootstrap``). Use ``method="bootstrap"`` or
     information criteria (:func:`select_k`) instead.
     The test is regular for nested constraints within the same K, which
