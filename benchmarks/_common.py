@@ -292,3 +292,13 @@ def write_report(path: Path, text: str) -> Path:
     path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
     progress(f"written: {path}")
     return path
+
+
+def write_table_report(
+    args: argparse.Namespace, name: str, title: str, intro: str, table: str, header
+) -> Path:
+    """Print ``table`` and write the report ``<output>/<stem>.md``: the title,
+    the intro paragraph, the table and the provenance ``header`` lines."""
+    print(table)
+    text = "\n".join([f"# {title}", "", intro, "", table, "", *header])
+    return write_report(Path(args.output) / f"{stem(args, name)}.md", text)

@@ -57,8 +57,7 @@ from ._common import (
     blas_limit,
     load_uci,
     progress,
-    stem,
-    write_report,
+    write_table_report,
 )
 
 DATASETS = ("ionosphere", "heart", "ilpd", "pima", "adult")
@@ -159,19 +158,15 @@ def main(argv: list[str] | None = None) -> None:
         for name in datasets:
             progress(f"[{name}] {repeats} x {n_folds} folds")
             lines += rows(name, run_dataset(name, args.data_dir, splits, args.jobs))
-    text = "\n".join(lines)
-    print(text)
-    report = [
-        "# Default settings: PolyhedralClassifier() and LogisticRegression()",
-        "",
+    write_table_report(
+        args,
+        "defaults",
+        "Default settings: PolyhedralClassifier() and LogisticRegression()",
         f"Held-out accuracy on the same {repeats} x {n_folds} stratified folds "
         "(seed 0); every estimator at its defaults on the same one-hot features.",
-        "",
-        text,
-        "",
-        *run.header("sklearn", blas=blas),
-    ]
-    write_report(Path(args.output) / f"{stem(args, 'defaults')}.md", "\n".join(report))
+        "\n".join(lines),
+        run.header("sklearn", blas=blas),
+    )
 
 
 if __name__ == "__main__":

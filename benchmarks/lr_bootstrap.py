@@ -36,15 +36,20 @@ import argparse
 import statistics
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 
 import plumestats.api as ps
 
-from ._common import Run, add_options, blas_info, blas_limit, progress, stem
-from ._common import write_report as write_text
+from ._common import (
+    Run,
+    add_options,
+    blas_info,
+    blas_limit,
+    progress,
+    write_table_report,
+)
 from .coverage import true_hyperplanes
 
 LEVEL = 0.05
@@ -124,22 +129,16 @@ def main(argv: list[str] | None = None) -> None:
                 f"{100 * found['failed']:.2f}% | {100 * found['unsettled']:.1f}% | "
                 f"{found['seconds']:.2f} |"
             )
-    text = "\n".join(lines)
-    print(text)
-    report = [
-        "# The bootstrap likelihood-ratio test of one face against two",
-        "",
+    write_table_report(
+        args,
+        "lr_bootstrap",
+        "The bootstrap likelihood-ratio test of one face against two",
         f"Share of data sets whose p-value is at most {LEVEL:.0%} (bootstrap; "
-        f"below it, chi-square): under one true "
-        "face the test's size (should be 5%), under two its power. gamma = 1, "
-        f"sharpness {SHARPNESS:g}; both models at their default fit.",
-        "",
-        text,
-        "",
-        *run.header(blas=blas),
-    ]
-    write_text(
-        Path(args.output) / f"{stem(args, 'lr_bootstrap')}.md", "\n".join(report)
+        "below it, chi-square): under one true face the test's size (should be "
+        f"5%), under two its power. gamma = 1, sharpness {SHARPNESS:g}; both "
+        "models at their default fit.",
+        "\n".join(lines),
+        run.header(blas=blas),
     )
 
 

@@ -50,8 +50,7 @@ from ._common import (
     blas_limit,
     load_uci,
     progress,
-    stem,
-    write_report,
+    write_table_report,
 )
 
 ALPHA = 1e-3
@@ -193,20 +192,16 @@ def main(argv: list[str] | None = None) -> None:
             (case, run_case(case, seeds, strategies))
             for case in cases(args.data_dir, ks)
         ]
-    text = table(results)
-    print(text)
-    report = [
-        "# Reaching the best-known maximum",
-        "",
+    write_table_report(
+        args,
+        "maxima",
+        "Reaching the best-known maximum",
         f"alpha = {ALPHA}, gamma = 1; reached: within {REACHED} of the best "
         f"objective of a {REFERENCE_STARTS}-start fit and of every fit of the run; "
         "time against `fit(n_init=1)` at the same seed, in the same run.",
-        "",
-        text,
-        "",
-        *run.header(blas=blas),
-    ]
-    write_report(Path(args.output) / f"{stem(args, 'maxima')}.md", "\n".join(report))
+        table(results),
+        run.header(blas=blas),
+    )
 
 
 if __name__ == "__main__":

@@ -17,15 +17,12 @@ from statsmodels.tools.sm_exceptions import (
 )
 
 from ._inference import check_alpha
-from ._parallel import check_progress, effective_n_jobs, progress_bar, run_tasks
+from ._parallel import check_progress, effective_n_jobs, progress_bar, run_seeded
 
 __all__ = ["BootstrapResults", "RefitSpec", "align_experts", "run_bootstrap"]
 
 # the fit's own diagnostics; a replicate that raises one is counted as failed
 _FIT_WARNINGS = (ConvergenceWarning, HessianInversionWarning, PerfectSeparationWarning)
-# replicates per task of a worker at most: a chunk's fits take a second or
-# less, so the bar moves, while the data is pickled once per chunk only
-_MAX_CHUNK = 10
 
 
 def align_experts(
@@ -186,39 +183,6 @@ def _one_replicate(spec: RefitSpec, seed: np.random.SeedSequence):
         return np.full(spec.start.size, np.nan), [f"{type(exc).__name__}: {exc}"]
 
 
-def _replicate_chunk(task: tuple[RefitSpec, list]) -> list:
-    """The replicates of a chunk of seeds (one task of a worker)."""
-    spec, seeds = task
-    return [_one_replicate(spec, seed) for seed in seeds]
-
-
-def _chunks(seeds: list, n_workers: int) -> list[list]:
-    """Seeds in chunks: about four per worker, for balance, of at most
-    ``_MAX_CHUNK`` replicates, so that the bar moves; one per replicate when
-    serial."""
-    if n_workers == 1:
-        return [[seed] for seed in seeds]
-    size = min(max(len(seeds) // (4 * n_workers), 1), _MAX_CHUNK)
-    return [seeds[i : i + size] for i in range(0, len(seeds), size)]
-
-
-def _refit_all(spec: RefitSpec, seeds: list, n_workers: int, enabled: bool):
-    """Every replicate's ``(params, problems)``, in the order of ``seeds``."""
-    chunks = _chunks(seeds, n_workers)
-    bar = progress_bar(len(seeds), "bootstrap", enabled, unit="replicate")
-    try:
-        done = run_tasks(
-            _replicate_chunk,
-            [(spec, chunk) for chunk in chunks],
-            n_workers,
-            bar,
-            weights=[len(chunk) for chunk in chunks],
-        )
-    finally:
-        bar.close()
-    return [outcome for chunk in done for outcome in chunk]
-
-
 def run_bootstrap(
     results,
     n_boot: int,
@@ -236,7 +200,11 @@ def run_bootstrap(
     # one independent stream per replicate: the same seed gives the same
     # replicates whatever n_jobs is (and however they are chunked)
     seeds = np.random.SeedSequence(random_state).spawn(n_boot)
-    outcomes = _refit_all(spec, seeds, n_workers, enabled)
+    bar = progress_bar(n_boot, "bootstrap", enabled, unit="replicate")
+    try:
+        outcomes = run_seeded(_one_replicate, spec, seeds, n_workers, bar)
+    finally:
+        bar.close()
     weights = start.reshape(model.k, -1)
     gram = model.exog.T @ model.exog / model.nobs
     aligned, failures, n_switched = [], [], 0

@@ -39,7 +39,7 @@ import numpy as np
 
 from ._msteps import MAX_HALVINGS, MSTEPS, ascent_step, damped_solve
 
-__all__ = ["EMOptions", "EMTrace", "run_em", "separating"]
+__all__ = ["EMOptions", "EMTrace", "rounding_error", "run_em", "separating"]
 
 # Curvature per unit of squared score movement below which a direction is flat.
 # For K = 1 it is a weighted mean of p (1 - p), so a direction this flat moves only
@@ -182,7 +182,7 @@ class _Run:
         memory = self.newton_memory
         first = damped_solve(neg_hess, grad[free], 0.0, memory.get("lam", 0.0))
         direction, _, undamped = first
-        if undamped and grad[free] @ direction <= _rounding(self.value):
+        if undamped and grad[free] @ direction <= rounding_error(self.value):
             # The predicted gain (Newton decrement) is below the rounding error
             # of L, so a line search cannot judge the step: take it whole, as
             # the last step of a quadratically converging Newton iteration.
@@ -365,7 +365,7 @@ def separating(problem, params: np.ndarray, terms) -> bool:
     return bool(step * problem.max_abs_move(flat) > _SEPARATING_STEP)
 
 
-def _rounding(value: float) -> float:
+def rounding_error(value: float) -> float:
     """What the rounding error of a sum like L amounts to."""
     return 64.0 * np.finfo(float).eps * max(1.0, abs(value))
 
@@ -383,7 +383,7 @@ def _escape_saddle(run: _Run, terms):
         for sign in (1.0, -1.0):
             trial = run.params + sign * step * direction
             trial_value, trial_terms = run.evaluate(trial)
-            if trial_value > run.value + _rounding(run.value):
+            if trial_value > run.value + rounding_error(run.value):
                 return trial, trial_terms, False, sign * step * direction
         step *= 0.5
     return None

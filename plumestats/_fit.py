@@ -70,34 +70,34 @@ def check_fit_options(
 
 def fit_model(
     model,
-    start_params=None,
-    method: str = "em",
-    maxiter: int = 500,
-    tol: float = 1e-8,
+    start_params,
+    method: str,
+    maxiter: int,
+    tol: float,
     *,
-    mstep: str = "newton",
-    init: str = "kmeans",
-    n_init: int = 1,
-    random_state=None,
-    alpha: float = 0.0,
-    em_tol: float = 1e-3,
-    newton_finish: bool = True,
-    disp: bool = False,
-    callback=None,
-    cov_type: str = "nonrobust",
-    cov_kwds: dict | None = None,
-    use_t: bool | None = None,
-    chunksize: int | str | None = None,
-    reseat: int = 0,
-    full_output: bool = True,
-    retall: bool = False,
-    progress: bool = False,
+    mstep: str,
+    init: str,
+    n_init: int,
+    random_state,
+    alpha: float,
+    em_tol: float,
+    newton_finish: bool,
+    disp: bool,
+    callback,
+    cov_type: str,
+    cov_kwds: dict | None,
+    use_t: bool | None,
+    chunksize: int | str | None,
+    reseat: int,
+    full_output: bool,
+    retall: bool,
+    progress: bool,
     **kwargs,
 ):
-    """:meth:`PolyhedralMixtureLogit.fit` for ``model`` (its docstring says
-    what the options mean): the options checked, the runs (EM from the starts,
-    or one of statsmodels' optimisers), then the results from one pass over
-    the rows."""
+    """:meth:`PolyhedralMixtureLogit.fit` for ``model`` (whose signature holds
+    the defaults and whose docstring says what the options mean): the options
+    checked, the runs (EM from the starts, or one of statsmodels'
+    optimisers), then the results from one pass over the rows."""
     alpha, maxiter, n_init, reseat = check_fit_options(
         method=(method, FIT_METHODS),
         mstep=mstep,

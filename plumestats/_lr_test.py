@@ -42,7 +42,7 @@ from statsmodels.discrete.discrete_model import Logit
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 from ._bootstrap import RefitSpec
-from ._parallel import check_progress, effective_n_jobs, progress_bar, run_tasks
+from ._parallel import check_progress, effective_n_jobs, progress_bar, run_seeded
 from ._validation import check_choice, check_int
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
@@ -52,8 +52,6 @@ __all__ = ["LRBootstrapResult", "LRTestResult", "compare_lr_test"]
 # a larger model's log-likelihood this far (relative) below the smaller one's
 # is rounding, not a worse maximum
 _LLF_ROUNDING = 1e-8
-
-_MAX_CHUNK = 10
 
 
 class LRTestResult(NamedTuple):
@@ -276,21 +274,14 @@ def bootstrap_lr_pvalue(
     specs = (_spec_of(restricted), _spec_of(full))
     probabilities = np.asarray(restricted.model.predict(restricted.params))
     seeds = np.random.SeedSequence(_entropy(random_state)).spawn(n_boot)
-    n_workers = effective_n_jobs(n_jobs)
-    size = 1 if n_workers == 1 else min(max(n_boot // (4 * n_workers), 1), _MAX_CHUNK)
-    chunks = [seeds[i : i + size] for i in range(0, n_boot, size)]
     bar = progress_bar(n_boot, "LR bootstrap", check_progress(progress), unit="draw")
     try:
-        done = run_tasks(
-            _draw_chunk,
-            [(specs, probabilities, chunk) for chunk in chunks],
-            n_workers,
-            bar,
-            weights=[len(chunk) for chunk in chunks],
+        outcomes = run_seeded(
+            _one_draw, (specs, probabilities), seeds, effective_n_jobs(n_jobs), bar
         )
     finally:
         bar.close()
-    draws = np.array([value for chunk in done for value in chunk], dtype=float)
+    draws = np.array(outcomes, dtype=float)
     values, settled = draws[:, 0], draws[:, 1] == 1.0
     kept = np.isfinite(values)
     pvalue = (1.0 + np.sum(values[kept] >= statistic)) / (1.0 + kept.sum())
@@ -334,14 +325,11 @@ def _spec_of(results) -> RefitSpec:
     return replace(spec, fit_options={**spec.fit_options, **policy})
 
 
-def _draw_chunk(task) -> list[tuple[float, float]]:
-    specs, probabilities, seeds = task
-    return [_one_draw(specs, probabilities, seed) for seed in seeds]
-
-
-def _one_draw(specs, probabilities: np.ndarray, seed) -> tuple[float, float]:
+def _one_draw(payload, seed) -> tuple[float, float]:
     """The LR statistic of one draw from the restricted fit (NaN if a refit
-    raised), and 1.0 if both refits converged, else 0.0."""
+    raised), and 1.0 if both refits converged, else 0.0; ``payload`` is the
+    two models' refit specs and the restricted fit's probabilities."""
+    specs, probabilities = payload
     rng = np.random.default_rng(seed)
     endog = (rng.random(probabilities.size) < probabilities).astype(float)
     fit_seed = int(rng.integers(2**31 - 1))

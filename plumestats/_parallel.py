@@ -37,7 +37,9 @@ __all__ = [
     "check_progress",
     "effective_n_jobs",
     "progress_bar",
+    "run_seeded",
     "run_tasks",
+    "seed_chunks",
 ]
 
 _INSTALL = 'pip install "plumestats[parallel]"'
@@ -116,6 +118,50 @@ def run_tasks(
         results.append(output)
         bar.update(weight)
     return results
+
+
+# seeded runs per task of a worker at most: a chunk's fits take a second or
+# less, so the bar moves, while the payload is pickled once per chunk only
+_MAX_CHUNK = 10
+
+
+def run_seeded(
+    function: Callable[[Any, Any], Any],
+    payload,
+    seeds: Sequence,
+    n_workers: int,
+    bar,
+) -> list:
+    """``[function(payload, seed) for seed in seeds]``, in ``n_workers``
+    processes when that is more than 1, in the order of ``seeds``.
+
+    The seeds go out in :func:`seed_chunks`; ``payload`` (the data and
+    settings) is pickled once per chunk.
+    """
+    chunks = seed_chunks(seeds, n_workers)
+    done = run_tasks(
+        _seeded_chunk,
+        [(function, payload, chunk) for chunk in chunks],
+        n_workers,
+        bar,
+        weights=[len(chunk) for chunk in chunks],
+    )
+    return [outcome for chunk in done for outcome in chunk]
+
+
+def seed_chunks(seeds: Sequence, n_workers: int) -> list[list]:
+    """Seeds in chunks: about four per worker, for balance, of at most
+    ``_MAX_CHUNK`` each, so that the bar moves; one per seed when serial."""
+    if n_workers == 1:
+        return [[seed] for seed in seeds]
+    size = min(max(len(seeds) // (4 * n_workers), 1), _MAX_CHUNK)
+    return [list(seeds[i : i + size]) for i in range(0, len(seeds), size)]
+
+
+def _seeded_chunk(task) -> list:
+    """One worker task of :func:`run_seeded`."""
+    function, payload, seeds = task
+    return [function(payload, seed) for seed in seeds]
 
 
 # seconds between two refreshes of a fit's iteration count: an EM iteration

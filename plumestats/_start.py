@@ -51,7 +51,7 @@ from scipy.cluster.vq import kmeans2
 from scipy.special import expit, log_expit
 
 from ._design import DesignMatrix, as_design
-from ._em import EMOptions, EMTrace, run_em
+from ._em import EMOptions, EMTrace, rounding_error, run_em
 from ._problem import Problem
 from ._rows import InMemoryRows
 
@@ -123,14 +123,9 @@ def fit_logistic(exog, y_pm, intercept_index=None, weights=None) -> np.ndarray:
         gain, params, value = trial_value - value, params + step, trial_value
         # a gain below rounding: the maximum, or an intercept running off to
         # infinity on one class (where ever larger starts only overflow later)
-        if np.max(np.abs(step)) <= _START_TOL or gain <= _rounding(value):
+        if np.max(np.abs(step)) <= _START_TOL or gain <= rounding_error(value):
             break
     return params
-
-
-def _rounding(value: float) -> float:
-    """The rounding error of a sum of the size of ``value``."""
-    return 64.0 * np.finfo(float).eps * max(1.0, abs(value))
 
 
 def _ridge_logistic_value(design, y, w, ridge, params) -> float:

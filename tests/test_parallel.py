@@ -17,8 +17,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import plumestats.api as ps
-from plumestats._bootstrap import _chunks
-from plumestats._parallel import check_n_jobs, effective_n_jobs
+from plumestats._parallel import check_n_jobs, effective_n_jobs, seed_chunks
 
 joblib = pytest.importorskip("joblib", reason='n_jobs > 1 needs "[parallel]"')
 
@@ -86,11 +85,12 @@ def test_bootstrap_replicates_do_not_depend_on_n_jobs(small_fit):
 def test_chunks_keep_every_seed_in_order():
     seeds = list(range(203))
     for workers in (1, 2, 5, 64):
-        chunks = _chunks(seeds, workers)
+        chunks = seed_chunks(seeds, workers)
         assert [seed for chunk in chunks for seed in chunk] == seeds
         assert max(map(len, chunks)) <= (1 if workers == 1 else 10)
     # about four tasks per worker for balance while that keeps chunks small
-    assert len(_chunks(seeds, 64)) == 203 and len(_chunks(list(range(40)), 2)) == 8
+    assert len(seed_chunks(seeds, 64)) == 203
+    assert len(seed_chunks(list(range(40)), 2)) == 8
 
 
 def _select(polygon, n_jobs, random_state=0):
