@@ -27,6 +27,7 @@ import pandas as pd
 from scipy.special import expit
 from statsmodels.stats import sandwich_covariance as sw
 from statsmodels.stats.outliers_influence import MLEInfluence
+from statsmodels.tools.grouputils import combine_indices
 from statsmodels.tools.sm_exceptions import HessianInversionWarning
 
 __all__ = [
@@ -86,11 +87,30 @@ class SandwichData:
     row blocks a square root ``R`` of their summed outer product
     (``R'R = sum_n s_n s_n'``), which is all HC0 and HC1 need. ``leverage``
     computes the generalised leverages ``h_n`` when HC2 or HC3 asks for them.
+    With frequency weights ``f_n`` the scores are ``f_n s_n`` (the model's
+    ``score_obs``), ``nobs`` is ``sum_n f_n``, and the estimators give what
+    the rows repeated would: ``sum_n f_n s_n s_n'`` (HC), a cluster's
+    ``sum_n f_n s_n``.
     """
 
     scores: np.ndarray
-    nobs: int
+    nobs: float
     leverage: Callable[[], np.ndarray] | None = None
+    freq_weights: np.ndarray | None = None
+
+    def unit_scores(self) -> np.ndarray:
+        """``sqrt(f_n) s_n``: one row whose outer product is the ``f_n``
+        repeated rows' (``s_n`` itself without weights)."""
+        scores = np.asarray(self.scores)  # a Dask model's are lazy; small here
+        if self.freq_weights is None:
+            return scores
+        f = self.freq_weights
+        root = np.divide(1.0, np.sqrt(f), out=np.zeros_like(f), where=f > 0)
+        return scores * root[:, None]
+
+    @property
+    def n_rows(self) -> int:
+        return int(np.shape(self.scores)[0])
 
 
 @dataclass(frozen=True)
@@ -121,7 +141,7 @@ def _heteroscedasticity_robust(kind: str):
 
     def estimator(cov, data, cov_kwds):
         _no_options(kind, cov_kwds)
-        scores = np.asarray(data.scores)  # a Dask model's are lazy; small here
+        scores = data.unit_scores()
         if kind in ("HC2", "HC3"):
             if data.leverage is None:
                 raise ValueError(
@@ -166,15 +186,14 @@ def _cluster(cov, data, cov_kwds):
             "cov_kwds={'groups': labels} with one label per observation (or two "
             "columns of labels for two-way clustering)"
         )
-    codes = _cluster_codes(cov_kwds["groups"], data.nobs)
+    codes = _cluster_codes(cov_kwds["groups"], data.n_rows)
     use_correction = bool(cov_kwds.get("use_correction", True))
-    scores = np.asarray(data.scores)
-    if codes.shape[1] == 1:
-        # statsmodels' CRV1, the small-sample factor as Logit's
-        robust = sw.cov_cluster((scores, cov), codes[:, 0], use_correction)
-    else:
-        robust = sw.cov_cluster_2groups((scores, cov), codes, None, use_correction)[0]
-    n_groups = [int(column.max()) + 1 for column in codes.T]
+    # clusters of observations: a cluster whose rows all weigh 0 has none
+    present = slice(None) if data.freq_weights is None else data.freq_weights > 0
+    robust = _cluster_sandwich(
+        np.asarray(data.scores), cov, codes, use_correction, data.nobs, present
+    )
+    n_groups = [np.unique(column[present]).size for column in codes.T]
     # as statsmodels: t and F inference on min(groups) - 1 degrees of freedom
     df_inference = None
     if cov_kwds.get("df_correction", True) is not False:
@@ -188,6 +207,28 @@ def _cluster(cov, data, cov_kwds):
         df_resid_inference=df_inference,
         options={"use_correction": use_correction, "n_groups": tuple(n_groups)},
     )
+
+
+def _cluster_sandwich(scores, cov, codes, use_correction, nobs, present):
+    """statsmodels' CRV1 sandwich, one-way or two-way (Cameron, Gelbach and
+    Miller: ``V_1 + V_2 - V_12``), each part's small-sample factor
+    ``G/(G-1) (N-1)/(N-P)`` with ``N`` the observations (the frequency
+    weights' sum, which statsmodels would take as the rows)."""
+    if codes.shape[1] == 1:
+        parts = [(codes[:, 0], 1.0)]
+    else:
+        both = combine_indices(codes)[0]
+        parts = [(codes[:, 0], 1.0), (codes[:, 1], 1.0), (both, -1.0)]
+    robust = np.zeros_like(cov)
+    n_params = cov.shape[0]
+    for group, sign in parts:
+        part = sw.cov_cluster((scores, cov), group, use_correction=False)
+        if use_correction:
+            n_groups = np.unique(group[present]).size
+            part = part * (n_groups / (n_groups - 1.0))
+            part = part * ((nobs - 1.0) / (nobs - n_params))
+        robust += sign * part
+    return robust
 
 
 def _cluster_codes(groups, nobs: int) -> np.ndarray:

@@ -32,6 +32,7 @@ from ._memory import check_parameter_count
 from ._objectives import block_sums, combine_sums
 from ._outcome import encode_outcome, prepare_endog
 from ._rows import combine_moments, design_moments, scaling_from_moments
+from ._weights import refuse_weights
 
 __all__ = [
     "DaskRows",
@@ -122,16 +123,16 @@ def _known_rows(array):
     return array
 
 
-def _standardised(x, y, scaling, kernel, arguments):
-    return kernel(scaling.transform_exog(x), y, **arguments)
+def _standardised(x, y, w, scaling, kernel, arguments):
+    return kernel(scaling.transform_exog(x), y, weights=w, **arguments)
 
 
-def _summary_block(x, y):
+def _summary_block(x, y, w=None):
     """One partition's moments (for the standardisation) and design summary
     (for the checks), as the in-memory design gets them."""
     x = np.asarray(x, dtype=float)
     with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: counted
-        moments = design_moments(x, np.asarray(y))
+        moments = design_moments(x, np.asarray(y), w)
     empty = DesignSummary(
         np.zeros(x.shape[1], dtype=np.intp),
         np.full(x.shape[1], np.inf),
@@ -160,20 +161,28 @@ class DaskRows:
         Outcomes in ``{-1, +1}``, chunked like the rows of ``exog``.
     scaling : DesignScaling
         Standardisation applied to each partition inside its task.
+    weights : dask.array.Array, shape (n,), optional
+        Frequency weights, chunked like the rows of ``exog``.
     """
 
-    # the partitions are the blocks; no observation weights yet
+    # the partitions are the blocks
     single = False
-    weights = None
 
-    def __init__(self, exog, y_pm, scaling, moments=None):
+    def __init__(self, exog, y_pm, scaling, moments=None, weights=None):
         self.exog = exog
         self.y_pm = y_pm
+        self.weights = weights
         self.scaling = scaling
         self.moments = moments
         self.radius = None if moments is None else float(moments["radius"])
         self.nobs, self.n_cols = (int(size) for size in exog.shape)
+        self.weight_sum = self.nobs if moments is None else moments["weight"]
         self.n_partitions = exog.numblocks[0]
+
+    def _weight_blocks(self) -> list:
+        if self.weights is None:
+            return [None] * self.n_partitions
+        return list(self.weights.to_delayed().ravel())
 
     def _tree(self, parts, combine):
         dask, _ = import_dask()
@@ -193,31 +202,59 @@ class DaskRows:
         xs = self.exog.to_delayed().ravel()
         ys = self.y_pm.to_delayed().ravel()
         parts = [
-            task(x, y, self.scaling, kernel, arguments)
-            for x, y in zip(xs, ys, strict=True)
+            task(x, y, w, self.scaling, kernel, arguments)
+            for x, y, w in zip(xs, ys, self._weight_blocks(), strict=True)
         ]
         return self._tree(parts, combine)
 
-    def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Standardised design rows and outcomes at sorted row indices."""
+    def take(self, rows: np.ndarray) -> tuple:
+        """Standardised design rows, outcomes and weights (``None`` without)
+        at sorted row indices."""
         dask, _ = import_dask()
-        x, y = dask.compute(self.exog[rows], self.y_pm[rows])
-        return self.scaling.transform_exog(np.asarray(x, dtype=float)), y
+        weights = None if self.weights is None else self.weights[rows]
+        x, y, w = dask.compute(self.exog[rows], self.y_pm[rows], weights)
+        return self.scaling.transform_exog(np.asarray(x, dtype=float)), y, w
 
 
-def _summaries(exog, endog, source_tree):
+def _summaries(source):
     dask, _ = import_dask()
     task = dask.delayed(_summary_block, pure=True)
     parts = [
-        task(x, y)
-        for x, y in zip(
-            exog.to_delayed().ravel(), endog.to_delayed().ravel(), strict=True
+        task(x, y, w)
+        for x, y, w in zip(
+            source.exog.to_delayed().ravel(),
+            source.y_pm.to_delayed().ravel(),
+            source._weight_blocks(),
+            strict=True,
         )
     ]
-    return source_tree(parts, _combine_blocks)
+    return source._tree(parts, _combine_blocks)
 
 
-def read_collections(model, endog, exog, k: int, missing: str):
+def _checked_weights(dask, da, freq_weights, x):
+    """The frequency weights as a persisted Dask array chunked like ``x``'s
+    rows, checked (in one pass) as the in-memory model checks them."""
+    w, _ = _as_dask_array(freq_weights, "freq_weights", da)
+    if w.ndim == 2 and w.shape[1] == 1:
+        w = w[:, 0]
+    w = _known_rows(w.astype(float).persist()) if w.ndim == 1 else w
+    if w.ndim != 1 or w.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"freq_weights must be one number per row ({x.shape[0]} rows), got "
+            f"shape {w.shape}"
+        )
+    if w.chunks[0] != x.chunks[0]:
+        w = w.rechunk((x.chunks[0],)).persist()
+    for bad, what in ((~da.isfinite(w), "missing or infinite"), (w < 0, "negative")):
+        count, first = dask.compute(bad.sum(), da.argmax(bad))
+        if count:
+            refuse_weights(int(count), what, float(w[first].compute()), int(first))
+    if not float(w.sum().compute()) > 0:
+        refuse_weights(0, "", 0.0, 0)
+    return w
+
+
+def read_collections(model, endog, exog, k: int, missing: str, freq_weights=None):
     """Read Dask collections into ``model``: its data object (names, as
     statsmodels would make them), its lazy ``endog`` (0/1) and ``exog``, the
     outcome's coding; returns the 0/1 outcome and the design summary, from
@@ -236,7 +273,8 @@ def read_collections(model, endog, exog, k: int, missing: str):
     if x.shape[0] == 0:
         raise ValueError("there are no observations: the Dask collections have no rows")
     check_parameter_count(k, int(x.shape[1]))
-    moments, summary = _summaries(x, y, DaskRows(x, y, scaling=None)._tree)
+    w = None if freq_weights is None else _checked_weights(dask, da, freq_weights, x)
+    moments, summary = _summaries(DaskRows(x, y, scaling=None, weights=w))
     names = xnames or names_from_variance(moments["m2"] / moments["nobs"])
     _refuse_non_finite(summary.n_not_finite, names)
     mapping = _outcome_mapping(moments["yvalues"])
@@ -245,6 +283,8 @@ def read_collections(model, endog, exog, k: int, missing: str):
     model.exog, model.endog = x, (y == one).astype(float)
     model.outcome_mapping = mapping
     model._dask_moments = moments
+    if w is not None:
+        model.freq_weights = w
     return model.endog, summary
 
 
@@ -342,7 +382,13 @@ def rows_of(model, summary) -> DaskRows:
     dask, _ = import_dask()
     moments = model.__dict__.pop("_dask_moments")
     (model._y_inside,) = dask.persist(model._y_inside)
-    return DaskRows(model.exog, model._y_inside, scaling_from_moments(moments), moments)
+    return DaskRows(
+        model.exog,
+        model._y_inside,
+        scaling_from_moments(moments),
+        moments,
+        weights=model.freq_weights,
+    )
 
 
 def map_rows(function, exog, *, columns: int | None, **arguments):
@@ -391,20 +437,24 @@ def loglike(model, params: np.ndarray) -> float:
     return user_sums(model, params, "L")
 
 
-def _loglikeobs_rows(x, y, *, params, spec):
+def _loglikeobs_rows(x, y, w=None, *, params, spec):
     rows = spec.objective().rows(as_design(x), y, params)
-    return np.minimum(rows.loglikeobs, 0.0)
+    values = np.minimum(rows.loglikeobs, 0.0)
+    return values if w is None else values * w
 
 
-def _score_obs_rows(x, y, *, params, spec):
+def _score_obs_rows(x, y, w=None, *, params, spec):
     objective = spec.objective()
     design = as_design(x)
-    return objective.score_rows(design, objective.rows(design, y, params))
+    scores = objective.score_rows(design, objective.rows(design, y, params))
+    return scores if w is None else scores * w[:, None]
 
 
 def _per_row(function, model, params, index: str, **options):
-    """``function`` lazily over the partitions of the estimation sample."""
+    """``function`` lazily over the partitions of the estimation sample (its
+    rows times their frequency weights)."""
     _, da = import_dask()
+    weights = () if model.freq_weights is None else (model.freq_weights, "i")
     return da.blockwise(
         function,
         index,
@@ -412,6 +462,7 @@ def _per_row(function, model, params, index: str, **options):
         "ij",
         model._y_inside,
         "i",
+        *weights,
         concatenate=True,
         dtype=float,
         params=params,

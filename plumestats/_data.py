@@ -26,8 +26,16 @@ from ._design_checks import (
 from ._formula_data import check_design_values
 from ._memory import check_parameter_count
 from ._outcome import encode_outcome, prepare_endog
+from ._weights import check_freq_weights
 
-__all__ = ["FORMULA_KEYWORDS", "check_given", "finish_arrays", "prepare_arrays"]
+__all__ = [
+    "FORMULA_KEYWORDS",
+    "check_given",
+    "finish_arrays",
+    "observation_count",
+    "prepare_arrays",
+    "prepare_weights",
+]
 
 # what statsmodels' from_formula passes on to the model, besides our arguments
 FORMULA_KEYWORDS = frozenset({"missing_idx", "formula", "hasconst"}) | (
@@ -78,6 +86,32 @@ def prepare_arrays(endog, exog, k: int, missing: str, kwargs: dict):
         precheck_data(endog, exog, missing)
     endog, mapping = prepare_endog(endog)
     return endog, exog, mapping, np.shape(endog)[0]
+
+
+def prepare_weights(freq_weights, n_given: int, kwargs: dict) -> dict:
+    """``{"freq_weights": weights}`` checked for statsmodels' data handling
+    (which drops the weights of the rows it drops), or ``{}`` without.
+
+    For a formula the weights are one per row of the data frame: patsy has
+    dropped incomplete rows (``missing_idx``), and a missing weight there is
+    no error."""
+    if freq_weights is None:
+        return {}
+    missing_idx = kwargs.get("missing_idx")
+    if missing_idx is not None:
+        kept = ~np.asarray(missing_idx, dtype=bool)
+        return {"freq_weights": check_freq_weights(freq_weights, kept.size, kept)}
+    return {"freq_weights": check_freq_weights(freq_weights, n_given)}
+
+
+def observation_count(model, n_rows: int):
+    """``nobs``: the rows, or with frequency weights their sum (a float, as
+    GLM's ``wnobs``)."""
+    if model.freq_weights is None:
+        return n_rows
+    if hasattr(model, "_dask_moments"):
+        return float(model._dask_moments["weight"])
+    return float(np.sum(model.freq_weights))
 
 
 def _check_array_shapes(endog, exog) -> None:

@@ -105,6 +105,7 @@ def _start_params(model, problem, scaling, start_params, init, random_state):
             model.k,
             scaling.intercept_index,
             as_rng(random_state),
+            problem.source.weights,
         )
         start_params = scaling.to_user(internal.reshape(model.k, -1)).ravel()
     else:

@@ -32,6 +32,7 @@ __all__ = [
     "best_run",
     "build_problem",
     "canonical_permutation",
+    "default_start",
     "em_runs",
     "finish_retvals",
     "printer",
@@ -71,9 +72,11 @@ def build_problem(model, alpha: float, chunksize: int | None = None):
     """
     source = model._row_source
     if source is None:
-        source = InMemoryRows(model.exog, model._y_inside, chunksize=chunksize)
+        source = InMemoryRows(
+            model.exog, model._y_inside, chunksize=chunksize, weights=model.freq_weights
+        )
     scaling = source.scaling
-    slope_ridge = np.full(source.n_cols, source.nobs * alpha)
+    slope_ridge = np.full(source.n_cols, source.weight_sum * alpha)
     if scaling.intercept_index is not None:
         slope_ridge[scaling.intercept_index] = 0.0
     spec = model.spec.with_penalty(alpha)
@@ -90,19 +93,30 @@ def _plume_stage(problem: Problem) -> Problem:
 
 
 def start_sample(problem: Problem, init: str, rng):
-    """The rows start values are computed from: what :func:`make_start` would
-    draw from the whole design (the same random numbers), gathered from the
-    row blocks."""
+    """The rows start values are computed from, with their outcomes and
+    frequency weights: what :func:`make_start` would draw from the whole
+    design (the same random numbers), gathered from the row blocks."""
     source = problem.source
     if source.single:
-        return source.design, source.y_pm
+        return source.design, source.y_pm, source.weights
     if init == "random":  # needs no data
-        return np.empty((0, problem.n_cols)), np.empty(0)
+        return np.empty((0, problem.n_cols)), np.empty(0), None
     if problem.nobs > START_MAX_ROWS:
         rows = np.sort(rng.choice(problem.nobs, START_MAX_ROWS, replace=False))
     else:
         rows = np.arange(problem.nobs)
     return source.take(rows)
+
+
+def default_start(model) -> np.ndarray:
+    """The model's ``start_params``: ``init="kmeans"``, seed 0, user units."""
+    problem, scaling = build_problem(model, 0.0)
+    rng = as_rng(None)
+    exog, y_pm, weights = start_sample(problem, "kmeans", rng)
+    internal = make_start(
+        "kmeans", exog, y_pm, model.k, scaling.intercept_index, rng, weights
+    )
+    return scaling.to_user(internal.reshape(model.k, -1)).ravel()
 
 
 def user_start(model, scaling, start_params) -> np.ndarray:
@@ -209,9 +223,11 @@ def em_runs(
     rng = as_rng(random_state)
     starts = []
     for method in start_methods(init, n_init):
-        exog, y_pm = start_sample(plume, method, rng)
+        exog, y_pm, weights = start_sample(plume, method, rng)
         starts.append(
-            make_start(method, exog, y_pm, model.k, scaling.intercept_index, rng)
+            make_start(
+                method, exog, y_pm, model.k, scaling.intercept_index, rng, weights
+            )
         )
     if mstep != "newton":
         plume.prefetch_hessian(None)  # only Newton M-steps use Q's Hessian
@@ -221,7 +237,8 @@ def em_runs(
     if reseat and model.k > 1:
         best = max(traces, key=lambda trace: trace.objective)
         # the moves read the rows the starts would (in memory or by blocks alike)
-        sample = sample_rows(*start_sample(plume, "kmeans", rng), rng)
+        exog, y_pm, weights = start_sample(plume, "kmeans", rng)
+        sample = sample_rows(exog, y_pm, rng, weights)
         progress.set_stage("re-seating")
         reseats = reseat_faces(
             plume, sample, best, options, mstep, scaling.intercept_index, reseat

@@ -291,7 +291,8 @@ def announce_transform_drops(model, data, formula: str) -> None:
         return
     used = formula_columns(formula, data.columns)
     incomplete = int(data[used].isna().any(axis=1).sum()) if used else 0
-    transformed = len(data) - model.nobs - incomplete
+    n_rows = int(model.exog.shape[0])  # nobs counts frequency weights
+    transformed = len(data) - n_rows - incomplete
     if transformed <= 0:
         return
     also = (
@@ -300,7 +301,7 @@ def announce_transform_drops(model, data, formula: str) -> None:
     warnings.warn(
         f"The formula's transforms gave missing values (NaN) on {transformed} rows "
         f"whose data are complete (e.g. np.log of a value <= 0), and "
-        f"missing='drop' dropped them{also}: {model.nobs} of {len(data)} rows are "
+        f"missing='drop' dropped them{also}: {n_rows} of {len(data)} rows are "
         "used. Check the transforms, or pass missing='raise' to stop at such rows.",
         ValueWarning,
         stacklevel=caller_stacklevel(),

@@ -36,6 +36,7 @@ from scipy.special import expit, log_expit, logit
 
 from ._design import as_design
 from ._likelihood import Terms, linear_scores, q_value
+from ._weights import weighted_table
 
 __all__ = [
     "BOUNDARY_LAM",
@@ -46,7 +47,6 @@ __all__ = [
     "block_confusion",
     "block_sums",
     "combine_sums",
-    "confusion_table",
 ]
 
 # An observation fitted with probability above 1 - 1e-8 for its own class is
@@ -112,17 +112,11 @@ def block_sums(
     )
 
 
-def confusion_table(observed: np.ndarray, predicted: np.ndarray) -> np.ndarray:
-    """``(2, 2)`` counts: rows observed 0/1, columns predicted 0/1."""
-    bins = np.array([0, 0.5, 1])
-    return np.histogram2d(observed, predicted.astype(float), bins=bins)[0]
-
-
 def block_confusion(z, y, *, objective, params, threshold, weights=None) -> dict:
     """``results.pred_table``'s counts on one block of standardised rows
     (internal parameters give the same scores)."""
     rows = objective.rows(as_design(z), y, params)
-    return {"confusion": objective.confusion(rows, threshold)}
+    return {"confusion": objective.confusion(rows, threshold, weights)}
 
 
 class PlumeObjective:
@@ -174,7 +168,7 @@ class PlumeObjective:
         if "L" in need:
             with np.errstate(over="ignore"):  # terms near -1e308 sum to -inf
                 out["L"] = np.array(w(rows.loglikeobs).sum())
-            out["n_perfect"] = _n_perfect(rows.loglikeobs)
+            out["n_perfect"] = _n_perfect(rows.loglikeobs, weights)
         if "Qself" in need:
             out["Qself"] = np.array(q_value(rows, w(rows.resp)))
         if "Q" in need:
@@ -188,19 +182,24 @@ class PlumeObjective:
         if "qhess" in need:
             qhess = rows.q_hessian_weights(self.gamma, rows.resp)
             out["qhess"] = design.gram_blocks(w(qhess))
-        self._data_sums(design, rows, need, out, direction, w)
+        self._data_sums(design, rows, need, out, direction, weights)
         return out
 
-    def _data_sums(self, design, rows: Terms, need, out, direction, w=None) -> None:
-        """What the results, the diagnostics and the separation check read."""
-        w = (lambda a: a) if w is None else w
+    def _data_sums(self, design, rows: Terms, need, out, direction, weights) -> None:
+        """What the results, the diagnostics and the separation check read
+        (each row counted ``weights`` times)."""
+        w = (lambda a: a) if weights is None else _weighter(weights)
         if "gate" in need:
-            out["gate"] = rows.gate.sum(axis=0)
+            out["gate"] = w(rows.gate).sum(axis=0)
         if "meat" in need:
             scores = self.score_rows(design, rows)
-            out["meat"] = scores.T @ scores
+            out["meat"] = w(scores).T @ scores
         if "gram" in need:
-            out["gram"] = design.values.T @ design.values
+            out["gram"] = (
+                design.values.T @ design.values
+                if weights is None
+                else design.gram(weights)
+            )
         if "resp_gram" in need:
             perfect = (rows.loglikeobs > PERFECT_LOGPROB).astype(float)
             resp = w(rows.resp)
@@ -214,18 +213,18 @@ class PlumeObjective:
             moves = design @ direction[: self.k * design.shape[1]].reshape(self.k, -1).T
             out["max_abs_move"] = _max_abs(moves)
         if "confusion" in need:
-            out["confusion"] = self.confusion(rows, 0.5)
+            out["confusion"] = self.confusion(rows, 0.5, weights)
 
     def class1_probability(self, rows: Terms) -> np.ndarray:
         """P(y = 1 | x) of each row (the class coded 1, inside or not)."""
         return self.gate.mean(rows.scores, self.spec.sign)
 
-    def confusion(self, rows, threshold: float) -> np.ndarray:
+    def confusion(self, rows, threshold: float, weights=None) -> np.ndarray:
         """Counts of observed 0/1 against predicted at ``threshold``."""
         terms = rows.terms if isinstance(rows, FlipRows) else rows
         observed = (terms.y_pm * self.spec.sign > 0).astype(float)
         predicted = self.class1_probability(rows) > threshold
-        return confusion_table(observed, predicted)
+        return weighted_table(observed, predicted, weights)
 
     def score_rows(self, design, rows: Terms) -> np.ndarray:
         """The observation scores ``(n_b, K p)``."""
@@ -333,46 +332,50 @@ class FlipObjective:
         direction=None,
         weights=None,
     ) -> dict:
-        if weights is not None:
-            raise NotImplementedError("observation weights with label flips")
+        w = (lambda a: a) if weights is None else _weighter(weights)
+        n_units = rows.noise.size if weights is None else float(np.sum(weights))
         out: dict = {}
         terms = rows.terms
+        clean = w(rows.clean)
         if "L" in need:
-            out["L"] = np.array(rows.loglikeobs.sum())
-            out["n_perfect"] = _n_perfect(rows.loglikeobs)
+            out["L"] = np.array(w(rows.loglikeobs).sum())
+            out["n_perfect"] = _n_perfect(rows.loglikeobs, weights)
         if "Qself" in need:
-            out["Qself"] = np.array(q_value(terms, rows.clean[:, None] * terms.resp))
+            out["Qself"] = np.array(q_value(terms, clean[:, None] * terms.resp))
         if "Q" in need:
-            out["Q"] = np.array(q_value(terms, base.clean[:, None] * base.terms.resp))
+            out["Q"] = np.array(
+                q_value(terms, w(base.clean)[:, None] * base.terms.resp)
+            )
         if "moved" in need:
             out["moved"] = _max_abs(terms.scores - anchor_scores)
         if "noise" in need:
-            out["noise"] = np.array(rows.noise.sum())
+            out["noise"] = np.array(w(rows.noise).sum())
         if "grad" in need or "hess" in need:
             plume = terms.score_weights(self.gamma)
         if "grad" in need:
-            theta = ((rows.clean[:, None] * plume).T @ design).ravel()
-            eta = float(rows.noise.sum()) - rows.noise.size * rows.lam
+            theta = ((clean[:, None] * plume).T @ design).ravel()
+            eta = float(w(rows.noise).sum()) - n_units * rows.lam
             out["grad"] = np.append(theta, eta)
         if "hess" in need:
-            out["hess"] = self._hessian(design, rows, plume)
+            out["hess"] = self._hessian(design, rows, plume, w, n_units)
         if "qhess" in need:
             qhess = terms.q_hessian_weights(self.gamma, terms.resp)
-            out["qhess"] = design.gram_blocks(rows.clean[:, None, None] * qhess)
+            out["qhess"] = design.gram_blocks(clean[:, None, None] * qhess)
         if "meat" in need:
             scores = self.score_rows(design, rows)
-            out["meat"] = scores.T @ scores
+            out["meat"] = w(scores).T @ scores
         self.plume._data_sums(
-            design, terms, need - {"meat", "confusion"}, out, direction
+            design, terms, need - {"meat", "confusion"}, out, direction, weights
         )
         if "confusion" in need:
-            out["confusion"] = self.confusion(rows, 0.5)
+            out["confusion"] = self.confusion(rows, 0.5, weights)
         return out
 
-    def _hessian(self, design, rows: FlipRows, plume: np.ndarray) -> np.ndarray:
-        """The Hessian of ``l`` in ``[theta, eta]``, ``(K p + 1, K p + 1)``."""
-        both = rows.clean * rows.noise
-        weights = rows.clean[:, None, None] * rows.terms.hessian_weights(self.gamma)
+    def _hessian(self, design, rows: FlipRows, plume, w, n_units) -> np.ndarray:
+        """The Hessian of ``l`` in ``[theta, eta]``, ``(K p + 1, K p + 1)``
+        (each row counted as ``w`` weighs it, ``n_units`` rows in all)."""
+        both = w(rows.clean * rows.noise)
+        weights = w(rows.clean)[:, None, None] * rows.terms.hessian_weights(self.gamma)
         weights += both[:, None, None] * plume[:, :, None] * plume[:, None, :]
         size = self.k * design.shape[1]
         hess = np.empty((size + 1, size + 1))
@@ -380,7 +383,7 @@ class FlipObjective:
         cross = -np.ravel((both[:, None] * plume).T @ design)
         hess[:size, size] = hess[size, :size] = cross
         lam = rows.lam
-        hess[size, size] = float(np.sum(both)) - rows.noise.size * lam * (1.0 - lam)
+        hess[size, size] = float(np.sum(both)) - n_units * lam * (1.0 - lam)
         return hess
 
     def class1_probability(self, rows: FlipRows) -> np.ndarray:
@@ -388,8 +391,8 @@ class FlipObjective:
         lam = rows.lam
         return lam / 2 + (1.0 - lam) * self.plume.class1_probability(rows.terms)
 
-    def confusion(self, rows: FlipRows, threshold: float) -> np.ndarray:
-        return PlumeObjective.confusion(self, rows, threshold)
+    def confusion(self, rows: FlipRows, threshold: float, weights=None) -> np.ndarray:
+        return PlumeObjective.confusion(self, rows, threshold, weights)
 
     def score_rows(self, design, rows: FlipRows) -> np.ndarray:
         """The observation scores ``(n_b, K p + 1)``."""
@@ -436,8 +439,10 @@ def _weighter(weights: np.ndarray):
     return weighted
 
 
-def _n_perfect(loglikeobs: np.ndarray) -> np.ndarray:
-    return np.array(float(np.sum(loglikeobs > PERFECT_LOGPROB)))
+def _n_perfect(loglikeobs: np.ndarray, weights=None) -> np.ndarray:
+    """The observations fitted with probability near 1 (weighted: units)."""
+    perfect = loglikeobs > PERFECT_LOGPROB
+    return np.array(float(np.sum(perfect if weights is None else weights[perfect])))
 
 
 def _max_abs(values: np.ndarray) -> np.ndarray:

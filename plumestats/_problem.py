@@ -222,7 +222,7 @@ class Problem:
     def noise_share(self, point: Point) -> float:
         """Mean posterior probability that a label is a coin toss (flips)."""
         self._fill(point, {"noise"})
-        return float(point.sums["noise"]) / self.nobs
+        return float(point.sums["noise"]) / self.source.weight_sum
 
     def score_change(self, old: Point, new: Point) -> float:
         """Largest change of a fitted score between two points."""
@@ -258,7 +258,7 @@ class Problem:
         """Mean gate probability of each face over the rows."""
         point = self.terms(params)
         self._fill(point, {"gate"})
-        return point.sums["gate"] / self.nobs
+        return point.sums["gate"] / self.source.weight_sum
 
     # ----------------------------------------------- what the results need
     def data_sums(self, point: Point, scaling, *, meat: bool, gram: bool) -> DataSums:

@@ -19,10 +19,11 @@ from ._covariance import PolyhedralInfluence
 from ._dask import is_dask_collection
 from ._margeff import PolyhedralMargins
 from ._newdata import align_columns, new_design
-from ._objectives import block_confusion, confusion_table
+from ._objectives import block_confusion
 from ._prediction import outcome_log_probability, prediction_results
 from ._rows import InMemoryRows
 from ._validation import require_estimation_data
+from ._weights import weighted_table
 
 __all__ = ["RowResultsMixin"]
 
@@ -96,6 +97,8 @@ class RowResultsMixin:
             method on the probability scale, as statsmodels).
         agg_weights : array_like, optional
             With ``average``: the prediction is ``mean(agg_weights * P)``.
+            On the estimation sample of a model with ``freq_weights`` the
+            default is the mean over the observations, ``sum f P / sum f``.
 
         Returns
         -------
@@ -117,6 +120,9 @@ class RowResultsMixin:
                 "get_prediction needs in-memory rows: pass exog as a NumPy array "
                 "or DataFrame (e.g. a Dask collection's .compute() sample)"
             )
+        weights = self.model.freq_weights
+        if average and exog is None and agg_weights is None and weights is not None:
+            agg_weights = weights * (len(weights) / np.sum(weights))
         return prediction_results(
             self, exog, transform, row_labels, average, agg_weights
         )
@@ -321,7 +327,7 @@ class RowResultsMixin:
         )
         observed = np.asarray(self.model.endog)
         predicted = np.asarray(self.model.predict(self.params)) > threshold
-        return confusion_table(observed, predicted)
+        return weighted_table(observed, predicted, self.model.freq_weights)
 
     def _row_source(self):
         """The row blocks of a fit by blocks (``None`` for an in-memory fit)."""
@@ -331,7 +337,11 @@ class RowResultsMixin:
         if scaling is None or self.model.exog is None:
             return None
         return InMemoryRows(
-            self.model.exog, self.model._y_inside, scaling, self.chunksize
+            self.model.exog,
+            self.model._y_inside,
+            scaling,
+            self.chunksize,
+            weights=self.model.freq_weights,
         )
 
 

@@ -12,11 +12,13 @@ Every fit reads its data through a row source, whatever the data are:
 * ``plumestats._dask.DaskRows``: the partitions of Dask collections, one task
   per partition on whatever scheduler is active.
 
-A source has ``nobs``, ``n_cols``, ``scaling``, ``radius`` (the largest row
-norm of the raw design), ``reduce(kernel, **arguments)`` (the combined
-``kernel(z, y, weights=w, **arguments)`` over its blocks), ``take(rows)`` (some
-standardised rows and their outcomes) and ``single`` (whether it is one block
-held in memory, :attr:`InMemoryRows.design`).
+A source has ``nobs`` (rows), ``weights`` (frequency weights, or ``None``),
+``weight_sum`` (the observations the rows stand for), ``n_cols``, ``scaling``,
+``radius`` (the largest row norm of the raw design), ``reduce(kernel,
+**arguments)`` (the combined ``kernel(z, y, weights=w, **arguments)`` over its
+blocks), ``take(rows)`` (some standardised rows, their outcomes and weights)
+and ``single`` (whether it is one block held in memory,
+:attr:`InMemoryRows.design`).
 """
 
 from __future__ import annotations
@@ -44,42 +46,51 @@ def _non_finite_counted():
     return np.errstate(invalid="ignore", over="ignore")
 
 
-def design_moments(x: np.ndarray, y: np.ndarray) -> dict:
+def design_moments(x: np.ndarray, y: np.ndarray, weights=None) -> dict:
     """Column moments of one block of the raw design, merged by
-    :func:`combine_moments` (Chan et al.'s pairwise update of the variance)."""
+    :func:`combine_moments` (Chan et al.'s pairwise update of the variance).
+    With ``weights`` (frequency weights) every row counts ``f_n`` times in the
+    moments the standardisation reads, as if it were repeated."""
     n = x.shape[0]
+    f = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    total = float(f.sum())
     with _non_finite_counted():
-        mean = x.mean(axis=0) if n else np.zeros(x.shape[1])
+        mean = f @ x / total if total > 0 else np.zeros(x.shape[1])
         return {
             "nobs": n,
+            "weight": total,
             "first": x[:1].copy(),
             "min": x.min(axis=0, initial=np.inf),
             "max": x.max(axis=0, initial=-np.inf),
             "mean": mean,
-            "m2": ((x - mean) ** 2).sum(axis=0),
-            "sumsq": (x**2).sum(axis=0),
-            "nonzero": np.count_nonzero(x, axis=0),
+            "m2": f @ (x - mean) ** 2,
+            "sumsq": f @ x**2,
+            "nonzero": f @ (x != 0),
             "nonfinite": int(np.sum(~np.isfinite(x))),
-            "radius": float(np.sqrt(np.max((x**2).sum(axis=1), initial=0.0))),
+            # the rows of the fit (a row of weight 0 is none)
+            "radius": float(np.sqrt(np.max((x[f > 0] ** 2).sum(axis=1), initial=0.0))),
             "yvalues": np.unique(y),
         }
 
 
 def combine_moments(left: dict, right: dict) -> dict:
     """Merge the moments of two consecutive blocks (``left`` comes first)."""
-    n_a, n_b = left["nobs"], right["nobs"]
-    n = n_a + n_b
-    if n_a == 0 or n_b == 0:
-        return left if n_b == 0 else right
+    if left["nobs"] == 0 or right["nobs"] == 0:
+        return left if right["nobs"] == 0 else right
+    w_a, w_b = left["weight"], right["weight"]
+    w = w_a + w_b
     with _non_finite_counted():
         delta = right["mean"] - left["mean"]
+        share = w_b / w if w > 0 else 0.0
+        cross = w_a * w_b / w if w > 0 else 0.0
         return {
-            "nobs": n,
+            "nobs": left["nobs"] + right["nobs"],
+            "weight": w,
             "first": left["first"],
             "min": np.minimum(left["min"], right["min"]),
             "max": np.maximum(left["max"], right["max"]),
-            "mean": left["mean"] + delta * (n_b / n),
-            "m2": left["m2"] + right["m2"] + delta**2 * (n_a * n_b / n),
+            "mean": left["mean"] + delta * share,
+            "m2": left["m2"] + right["m2"] + delta**2 * cross,
             "sumsq": left["sumsq"] + right["sumsq"],
             "nonzero": left["nonzero"] + right["nonzero"],
             "nonfinite": left["nonfinite"] + right["nonfinite"],
@@ -90,23 +101,24 @@ def combine_moments(left: dict, right: dict) -> dict:
 
 def scaling_from_moments(moments: dict) -> DesignScaling:
     """:meth:`DesignScaling.from_exog`'s choice, from block moments."""
-    nobs = moments["nobs"]
+    total = moments["weight"]
     return DesignScaling.from_moments(
         first_row=moments["first"][0],
         constant=moments["max"] == moments["min"],
         mean=moments["mean"],
-        std=np.sqrt(moments["m2"] / nobs),
-        rms=np.sqrt(moments["sumsq"] / nobs),
-        mostly_zero=moments["nonzero"] <= nobs / 2,
+        std=np.sqrt(moments["m2"] / total),
+        rms=np.sqrt(moments["sumsq"] / total),
+        mostly_zero=moments["nonzero"] <= total / 2,
     )
 
 
-def in_memory_moments(exog, y, chunksize: int) -> dict:
+def in_memory_moments(exog, y, chunksize: int, weights=None) -> dict:
     """:func:`design_moments` of a whole in-memory design, block by block."""
     total = None
     for start in range(0, exog.shape[0], chunksize):
         rows = slice(start, start + chunksize)
-        moments = design_moments(exog[rows], y[rows])
+        block_weights = None if weights is None else weights[rows]
+        moments = design_moments(exog[rows], y[rows], block_weights)
         total = moments if total is None else combine_moments(total, moments)
     return total
 
@@ -136,14 +148,17 @@ class InMemoryRows:
         self.nobs, self.n_cols = np.shape(exog)
         self.chunksize = None if chunksize is None else int(chunksize)
         self.single = self.chunksize is None
+        self.weight_sum = self.nobs if weights is None else float(np.sum(weights))
         if self.single:
-            self.scaling = scaling or DesignScaling.from_exog(exog)
+            self.scaling = scaling or _scaling_of(exog, self.y_pm, weights)
             self.design = DesignMatrix(self.scaling.transform_exog(exog))
             self.exog = None
             self.moments = None
-            self.radius = _largest_row_norm(exog)
+            self.radius = _largest_row_norm(
+                exog if weights is None else exog[weights > 0]
+            )
         else:
-            self.moments = in_memory_moments(exog, self.y_pm, self.chunksize)
+            self.moments = in_memory_moments(exog, self.y_pm, self.chunksize, weights)
             self.scaling = scaling or scaling_from_moments(self.moments)
             self.design = None
             self.exog = exog
@@ -157,6 +172,7 @@ class InMemoryRows:
         rows.y_pm = np.asarray(y_pm, dtype=float)
         rows.weights = weights
         rows.nobs, rows.n_cols = np.shape(z)
+        rows.weight_sum = rows.nobs if weights is None else float(np.sum(weights))
         rows.chunksize, rows.single = None, True
         rows.scaling, rows.exog, rows.moments = None, None, None
         rows.design = z if isinstance(z, DesignMatrix) else DesignMatrix(z)
@@ -180,11 +196,21 @@ class InMemoryRows:
             total = sums if total is None else combine(total, sums)
         return total
 
-    def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Standardised design rows and outcomes at sorted row indices."""
+    def take(self, rows: np.ndarray) -> tuple:
+        """Standardised design rows, outcomes and weights (``None`` without)
+        at sorted row indices."""
+        weights = None if self.weights is None else self.weights[rows]
         if self.single:
-            return self.design.values[rows], self.y_pm[rows]
-        return self.scaling.transform_exog(self.exog[rows]), self.y_pm[rows]
+            return self.design.values[rows], self.y_pm[rows], weights
+        return self.scaling.transform_exog(self.exog[rows]), self.y_pm[rows], weights
+
+
+def _scaling_of(exog, y_pm, weights) -> DesignScaling:
+    """The standardisation of one in-memory block (with frequency weights, as
+    for the rows repeated)."""
+    if weights is None:
+        return DesignScaling.from_exog(exog)
+    return scaling_from_moments(design_moments(exog, y_pm, weights))
 
 
 def _largest_row_norm(exog) -> float:

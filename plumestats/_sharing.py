@@ -89,7 +89,11 @@ _RESULTS_FIELDS = (
     "_confusion",
 )
 # present only for some fits (robust covariances, clusters)
-_OPTIONAL_RESULTS_FIELDS = ("cov_params_default", "df_resid_inference")
+_OPTIONAL_RESULTS_FIELDS = (
+    "cov_params_default",
+    "df_resid_inference",
+    "_weighted_rows",  # the rows of a fit with frequency weights
+)
 # the data arrays and per-observation values that a loaded fit has none of
 _MODEL_DATA_ATTR = ["exog", "endog", "data.exog", "data.endog", "_y_inside"]
 # mle_retvals entries that hold parameter paths (retall), not statistics
@@ -322,6 +326,7 @@ def _model_state(part: dict) -> dict:
         exog=None,
         endog=None,
         _y_inside=None,
+        freq_weights=None,
         _data_attr=list(_MODEL_DATA_ATTR),
         # require_estimation_data's words for why there are no data
         _without_data="which a JSON export does not hold",

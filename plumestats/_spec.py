@@ -159,6 +159,8 @@ INTERNAL_API = frozenset(
         # model state and per-row maths the engine and the results read
         "_row_source",
         "_y_inside",
+        "_weighted_rows",
+        "_dask_moments",
         "_inside_code",
         "_check_params",
         "_user_rows",

@@ -146,36 +146,55 @@ def make_start(
     k: int,
     intercept_index: int | None,
     rng: np.random.Generator,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Hyperplane-major start vector of length ``k * exog.shape[1]``."""
+    """Hyperplane-major start vector of length ``k * exog.shape[1]``
+    (``weights``: the rows' frequency weights)."""
     p = exog.shape[1]
     if method == "random":
         return rng.standard_normal(k * p)
-    exog, y_pm = sample_rows(exog, y_pm, rng)
+    exog, y_pm, weights = sample_rows(exog, y_pm, rng, weights)
     if method in ("kmeans", "directions") and k > 1:
         start = _kmeans_start(
-            exog, y_pm, k, intercept_index, rng, by_direction=method == "directions"
+            exog,
+            y_pm,
+            k,
+            intercept_index,
+            rng,
+            by_direction=method == "directions",
+            weights=weights,
         )
         if start is not None:
             return start
-    base = fit_logistic(exog, y_pm, intercept_index)
+    base = fit_logistic(exog, y_pm, intercept_index, weights)
     if k == 1:
         return base
     noise = _PERTURBATION * rng.standard_normal((k, p))
     return (base[None, :] + noise).ravel()
 
 
-def sample_rows(exog, y_pm: np.ndarray, rng: np.random.Generator):
+def sample_rows(exog, y_pm: np.ndarray, rng: np.random.Generator, weights=None):
     """At most :data:`START_MAX_ROWS` random rows of a design, in their order
-    (all rows of a smaller one), as a :class:`DesignMatrix`."""
+    (all rows of a smaller one), as a :class:`DesignMatrix`, their outcomes
+    and their frequency weights (``None`` without). Rows of weight 0 are left
+    out: they are not part of the fit."""
+    if weights is not None and not np.all(weights > 0):
+        kept = np.flatnonzero(weights > 0)
+        values = exog.values if isinstance(exog, DesignMatrix) else exog
+        exog, y_pm, weights = values[kept], y_pm[kept], weights[kept]
     if exog.shape[0] > START_MAX_ROWS:
         rows = np.sort(rng.choice(exog.shape[0], START_MAX_ROWS, replace=False))
         values = exog.values if isinstance(exog, DesignMatrix) else exog
         exog, y_pm = values[rows], y_pm[rows]
-    return as_design(exog), y_pm
+        weights = None if weights is None else weights[rows]
+    return as_design(exog), y_pm, weights
 
 
-def _kmeans_start(exog, y_pm, k, intercept_index, rng, by_direction=False):
+def _kmeans_start(
+    exog, y_pm, k, intercept_index, rng, by_direction=False, weights=None
+):
+    """One face per k-means cluster of the outside class (the clusters of
+    its distinct rows: the weights enter the faces' logistic fits)."""
     varying = np.ptp(exog.values, axis=0) > 0
     outside = y_pm < 0
     if outside.sum() < k or not varying.any():
@@ -192,14 +211,14 @@ def _kmeans_start(exog, y_pm, k, intercept_index, rng, by_direction=False):
     if np.bincount(labels, minlength=k).min() == 0:
         return None
     outside_rows = np.flatnonzero(outside)
-    weights = []
+    faces = []
     for cluster in range(k):
-        observation_weights = np.ones(y_pm.size)
-        observation_weights[outside_rows[labels != cluster]] = _OTHER_CLUSTERS_WEIGHT
-        weights.append(
+        observation_weights = np.ones(y_pm.size) if weights is None else weights.copy()
+        observation_weights[outside_rows[labels != cluster]] *= _OTHER_CLUSTERS_WEIGHT
+        faces.append(
             fit_logistic(exog, y_pm, intercept_index, weights=observation_weights)
         )
-    return np.concatenate(weights)
+    return np.concatenate(faces)
 
 
 def _directions(outside: np.ndarray, inside: np.ndarray) -> np.ndarray:
@@ -234,6 +253,7 @@ def reseat_faces(
     on_sample = Problem(
         InMemoryRows.standardised(*sample), replace(problem.spec, alpha=0.0)
     )
+    # sample: the standardised rows, outcomes and frequency weights
     runs: list[EMTrace] = []
     current = best
     for _ in range(max_moves):
@@ -269,6 +289,8 @@ def _reseated_start(
     # the new face sees the inside class and the missed outside points only:
     # the other outside points are already outside some face
     weights = np.where(outside & ~missed, 0.0, 1.0)
+    if problem.source.weights is not None:
+        weights *= problem.source.weights
     face = fit_logistic(
         problem.source.design, problem.source.y_pm, intercept_index, weights=weights
     )

@@ -229,6 +229,13 @@ def _inference_notes(results, alpha, bootstrap, bound) -> list[str]:
     """Notes on the outcome and on reading the inference: flips, bootstrap,
     covariance, the LLR test, the Rademacher bound."""
     notes = [_outcome_note(results)]
+    rows = getattr(results, "_weighted_rows", None)
+    if rows is not None:
+        notes.append(
+            f"Frequency weights: {rows} rows stand for {results.nobs:g} "
+            "observations (No. Observations, the likelihood and the inference "
+            "count each row as its weight)."
+        )
     if hasattr(results, "flip_rate"):
         notes.append(_flip_note(results, alpha))
     if bootstrap is not None:

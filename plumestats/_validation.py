@@ -15,6 +15,7 @@ __all__ = [
     "check_gamma",
     "check_identified",
     "check_int",
+    "check_params",
     "check_positive_float",
     "float_vector",
     "require_estimation_data",
@@ -152,3 +153,17 @@ def require_estimation_data(model, what: str, remedy: str) -> None:
         # a fit loaded from JSON says why it has no data in its own words
         why = getattr(model, "_without_data", "which remove_data() dropped")
         raise ValueError(f"{what} the estimation data, {why}; {remedy}")
+
+
+def check_params(model, params) -> np.ndarray:
+    """A parameter vector of ``model``'s length, as floats, without NaN."""
+    params = np.asarray(params, dtype=float)
+    if params.shape != (model.nparams,):
+        raise ValueError(
+            f"params must have {model.nparams} values (k={model.k} hyperplanes of "
+            f"{model.k_vars} coefficients, {model._params_layout}), got shape "
+            f"{params.shape}"
+        )
+    if np.isnan(params).any():
+        raise ValueError(f"params contain {int(np.isnan(params).sum())} NaN values")
+    return params

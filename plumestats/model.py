@@ -10,7 +10,13 @@ from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
 from . import _dask, _fitting
 from ._compat import cache_readonly
-from ._data import check_given, finish_arrays, prepare_arrays
+from ._data import (
+    check_given,
+    finish_arrays,
+    observation_count,
+    prepare_arrays,
+    prepare_weights,
+)
 from ._design import as_design
 from ._design_checks import check_design
 from ._fit import auto_chunksize, check_fit_options, fit_model
@@ -19,11 +25,11 @@ from ._outcome import resolve_inside
 from ._prediction import log_odds_and_jacobian, predict_at
 from ._sharing import register_exportable
 from ._spec import HardGate, ModelSpec, SoftGate
-from ._start import make_start
 from ._validation import (
     check_choice,
     check_gamma,
     check_int,
+    check_params,
 )
 from .results import (
     PolyhedralMixtureLogitResults,
@@ -78,6 +84,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         label. For some data the class coded 0 is the convex one; with
         ``inside=0`` the hyperplanes bound class 0, and ``predict`` still returns
         P(y = 1 | x).
+    freq_weights : array_like, optional
+        Frequency weights, one per row (GLM's ``freq_weights``): row ``n``
+        stands for ``f_n`` identical observations, ``L = sum_n f_n l_n`` and
+        ``nobs = sum_n f_n``, so integer weights give the fit on the rows
+        repeated. Finite, ``>= 0``; a row of weight 0 is left out of the fit.
 
     Notes
     -----
@@ -118,6 +129,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         gamma: float = 1.0,
         missing: str = "none",
         inside=1,
+        freq_weights=None,
         **kwargs,
     ):
         k = check_int(k, "k")
@@ -127,12 +139,15 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         self._exog_named = hasattr(exog, "columns")
         if _dask.is_dask_collection(endog) or _dask.is_dask_collection(exog):
             # the data stay on the Dask workers; see plumestats._dask
-            y01, summary = _dask.read_collections(self, endog, exog, k, missing)
+            y01, summary = _dask.read_collections(
+                self, endog, exog, k, missing, freq_weights
+            )
         else:
             endog, exog, mapping, n_given = prepare_arrays(
                 endog, exog, k, missing, kwargs
             )
-            super().__init__(endog, exog, missing=missing, **kwargs)
+            weights = prepare_weights(freq_weights, n_given, kwargs)
+            super().__init__(endog, exog, missing=missing, **weights, **kwargs)
             y01, summary = finish_arrays(self, mapping, n_given, missing, kwargs)
         self._set_up(k, gamma, inside, y01, summary)
 
@@ -140,8 +155,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         """What every model sets from its data, whatever holds them: the design
         checks (errors, and warnings naming the columns), the spec, the
         outcome coded for the inside class, the counts and the names."""
-        self.nobs, self.k_vars = (int(n) for n in self.exog.shape)
-        check_design(summary, list(self.exog_names), self.nobs)
+        n_rows, self.k_vars = (int(n) for n in self.exog.shape)
+        check_design(summary, list(self.exog_names), n_rows)
+        self.nobs = observation_count(self, n_rows)
         self.k, self.gamma, self.inside = k, gamma, inside
         self._inside_code = resolve_inside(inside, self.outcome_mapping)
         # +1 for the class inside the polyhedron, -1 outside
@@ -162,7 +178,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         faces = [f"h{i + 1}:{name}" for i in range(k) for name in self.exog_names]
         self.data.param_names = faces + list(self._extra_names)
         self._init_keys.extend(["k", "gamma", "inside"])
-        self._data_attr.append("_y_inside")
+        weighted = ["freq_weights"] if self.freq_weights is not None else []
+        self._data_attr += ["_y_inside", *weighted]
         if _dask.is_dask_collection(self.exog):
             self._row_source = _dask.rows_of(self, summary)
 
@@ -171,10 +188,10 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
 
     # a Dask-backed model's partitions (plumestats._dask.DaskRows)
     _row_source = None
+    freq_weights = None  # one per row (None: each row is one observation)
 
     def initialize(self):
-        # GenericLikelihoodModel.initialize computes a matrix rank of exog only to
-        # guess df_model; the counts are set exactly in __init__ instead.
+        # the generic one computes exog's rank to guess df_model: set in __init__
         LikelihoodModel.initialize(self)
 
     @classmethod
@@ -213,16 +230,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
 
     # ------------------------------------------------------------------ maths
     def _check_params(self, params) -> np.ndarray:
-        params = np.asarray(params, dtype=float)
-        if params.shape != (self.nparams,):
-            raise ValueError(
-                f"params must have {self.nparams} values (k={self.k} hyperplanes of "
-                f"{self.k_vars} coefficients, {self._params_layout}), got shape "
-                f"{params.shape}"
-            )
-        if np.isnan(params).any():
-            raise ValueError(f"params contain {int(np.isnan(params).sum())} NaN values")
-        return params
+        return check_params(self, params)
 
     def _user_rows(self, params):
         """The objective's per-row state at ``params`` on the design in the
@@ -244,7 +252,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         if self._row_source is not None:
             return _dask.loglikeobs(self, params)
         # a probability's log is <= 0; rounding in the gate can give +eps
-        return np.minimum(self._user_rows(params)[2].loglikeobs, 0.0)
+        values = np.minimum(self._user_rows(params)[2].loglikeobs, 0.0)
+        return values if self.freq_weights is None else values * self.freq_weights
 
     def loglike(self, params):
         """Log-likelihood ``L = sum_n l_n``."""
@@ -258,14 +267,17 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
 
         :math:`\partial l_n / \partial w_k = [r_{nk} s_{nk} - \gamma (r_{nk} -
         g_{nk})]\, x_n`, with responsibilities :math:`r`, gate :math:`g` and
-        :math:`s_{nk} = y_n \sigma(-y_n w_k' x_n)`. A lazy Dask array for a
-        model on Dask collections.
+        :math:`s_{nk} = y_n \sigma(-y_n w_k' x_n)`, times the row's frequency
+        weight (as GLM's). A lazy Dask array for a model on Dask collections.
         """
         params = self._check_params(params)
         if self._row_source is not None:
             return _dask.score_obs(self, params)
         objective, design, rows = self._user_rows(params)
-        return objective.score_rows(design, rows)
+        scores = objective.score_rows(design, rows)
+        return (
+            scores if self.freq_weights is None else scores * self.freq_weights[:, None]
+        )
 
     def _log_odds_and_jacobian(self, params, exog, jacobian: bool = True):
         """``logit P(y = 1 | x)`` at ``exog`` and its gradient in ``params``
@@ -305,7 +317,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         if self._row_source is not None:
             return _dask.user_sums(self, params, key)
         objective, design, rows = self._user_rows(params)
-        return objective.sums(design, rows, frozenset({key}))[key]
+        need = frozenset({key})
+        return objective.sums(design, rows, need, weights=self.freq_weights)[key]
 
     def information(self, params):
         """Observed information, minus the Hessian."""
@@ -345,13 +358,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     @property
     def start_params(self) -> np.ndarray:
         """Default start values (``init="kmeans"``, seed 0), in the user's units."""
-        problem, scaling = _fitting.build_problem(self, 0.0)
-        rng = _fitting.as_rng(None)
-        exog, y_pm = _fitting.start_sample(problem, "kmeans", rng)
-        internal = make_start(
-            "kmeans", exog, y_pm, self.k, scaling.intercept_index, rng
-        )
-        return scaling.to_user(internal.reshape(self.k, -1)).ravel()
+        return _fitting.default_start(self)
 
     def fit(
         self,

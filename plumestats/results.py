@@ -64,7 +64,14 @@ class PolyhedralMixtureLogitResults(
             warnings.filterwarnings(
                 "ignore", "df_model \\+ k_constant \\+ k_extra differs", UserWarning
             )
+            # and it counts rows, where frequency weights count observations
+            warnings.filterwarnings(
+                "ignore", "df_resid differs from nobs - k_params", UserWarning
+            )
             super().__init__(model, mlefit)
+        self.nobs = model.nobs
+        if model.freq_weights is not None:
+            self._weighted_rows = int(model.exog.shape[0])
         # GenericLikelihoodModelResults names its data arrays for remove_data()
         # and then copies mlefit's empty lists over them; name them again, with
         # the per-observation values that may sit in the cache
@@ -106,6 +113,7 @@ class PolyhedralMixtureLogitResults(
                 self.model.score_obs(self.params),
                 self.model.nobs,
                 leverage=lambda: self._leverage,
+                freq_weights=self.model.freq_weights,
             )
         covariance = compute_covariance(
             cov_type, self.normalized_cov_params, data, cov_kwds
