@@ -19,7 +19,13 @@ from statsmodels.tools.sm_exceptions import (
 from ._inference import check_alpha
 from ._parallel import check_progress, effective_n_jobs, progress_bar, run_seeded
 
-__all__ = ["BootstrapResults", "RefitSpec", "align_experts", "run_bootstrap"]
+__all__ = [
+    "BootstrapResults",
+    "RefitSpec",
+    "align_experts",
+    "resampled_weights",
+    "run_bootstrap",
+]
 
 # the fit's own diagnostics; a replicate that raises one is counted as failed
 _FIT_WARNINGS = (ConvergenceWarning, HessianInversionWarning, PerfectSeparationWarning)
@@ -129,6 +135,8 @@ class RefitSpec:
     model_options: dict
     fit_options: dict
     start: np.ndarray
+    # the rows' frequency weights (None: each row one observation)
+    freq_weights: np.ndarray | None = None
 
     @classmethod
     def of(cls, results) -> RefitSpec:
@@ -151,13 +159,19 @@ class RefitSpec:
                 "mstep": settings["mstep"] or "newton",
             },
             start=np.asarray(results.params, dtype=float),
+            freq_weights=(
+                None
+                if model.freq_weights is None
+                else np.asarray(model.freq_weights, dtype=float)
+            ),
         )
 
 
-def _refit(spec: RefitSpec, rows: np.ndarray):
-    """One replicate: the model on resampled rows, started from the fit."""
+def _refit(spec: RefitSpec, rows, weights=None):
+    """One replicate: the model on resampled rows (or on every row, with
+    resampled frequency weights), started from the fit."""
     replicate = spec.model_class(
-        spec.endog[rows], spec.exog[rows], **spec.model_options
+        spec.endog[rows], spec.exog[rows], freq_weights=weights, **spec.model_options
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -174,10 +188,16 @@ def _refit(spec: RefitSpec, rows: np.ndarray):
 
 
 def _one_replicate(spec: RefitSpec, seed: np.random.SeedSequence):
-    nobs = spec.endog.shape[0]
-    rows = np.random.default_rng(seed).integers(0, nobs, nobs)
+    rng = np.random.default_rng(seed)
+    n_rows = spec.endog.shape[0]
+    if spec.freq_weights is None:
+        rows, weights = rng.integers(0, n_rows, n_rows), None
+    else:
+        # the observations are resampled, as from the rows repeated: each
+        # row's new weight is how often its observations were drawn
+        rows, weights = slice(None), resampled_weights(spec.freq_weights, rng)
     try:
-        return _refit(spec, rows)
+        return _refit(spec, rows, weights)
     except (ValueError, np.linalg.LinAlgError) as exc:
         # a resample can lose a class or make a column constant
         return np.full(spec.start.size, np.nan), [f"{type(exc).__name__}: {exc}"]
@@ -206,7 +226,9 @@ def run_bootstrap(
     finally:
         bar.close()
     weights = start.reshape(model.k, -1)
-    gram = model.exog.T @ model.exog / model.nobs
+    exog = np.asarray(model.exog, dtype=float)
+    rows = exog if spec.freq_weights is None else exog * spec.freq_weights[:, None]
+    gram = rows.T @ exog / model.nobs
     aligned, failures, n_switched = [], [], 0
     for params, problems in outcomes:
         if problems:
@@ -232,6 +254,15 @@ def run_bootstrap(
         random_state=random_state,
         failures=tuple(failures),
     )
+
+
+def resampled_weights(freq_weights: np.ndarray, rng) -> np.ndarray:
+    """A resample of ``round(sum f)`` observations drawn with replacement
+    from the rows repeated ``f_n`` times, as new frequency weights:
+    ``Multinomial(round(sum f), f / sum f)``."""
+    total = float(np.sum(freq_weights))
+    units = max(round(total), 1)
+    return rng.multinomial(units, freq_weights / total).astype(float)
 
 
 def bootstrap_pvalues(params: np.ndarray, bse: np.ndarray) -> np.ndarray:

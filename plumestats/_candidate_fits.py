@@ -50,6 +50,10 @@ class Context:
     eval_env: Any = None
     # the frame, kept in this process for the refit of the chosen candidate
     data_for_refit: pd.DataFrame | None = None
+    # frequency weights: one per row of the frame (the formula fits), and
+    # one per row of the arrays (after the formula's missing rows are dropped)
+    freq_weights: Any = None
+    row_weights: np.ndarray | None = None
 
 
 def one_seed(random_state):
@@ -114,13 +118,20 @@ def _fit_on_all(context: Context, cls, settings: dict, options: dict):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if context.data is None:
-            model = cls(context.y01, context.exog, inside=context.code, **settings)
+            model = cls(
+                context.y01,
+                context.exog,
+                inside=context.code,
+                freq_weights=context.row_weights,
+                **settings,
+            )
         else:
             model = cls.from_formula(
                 context.formula,
                 context.data,
                 inside=context.inside,
                 eval_env=context.eval_env,
+                freq_weights=context.freq_weights,
                 **settings,
             )
         results = model.fit(**options)
@@ -140,6 +151,7 @@ def formula_refit(context: Context, results, k: int, gamma: float):
         context.data_for_refit,
         inside=context.inside,
         eval_env=context.eval_env,
+        freq_weights=context.freq_weights,
         k=k,
         **_gamma_kw(gamma),
     )
@@ -158,24 +170,37 @@ def _fit_without_fold(context: Context, cls, settings, fold: int, options: dict)
         # a fold fit's diagnostics are about that fold's parameters, which
         # are only used to predict; the held-out scores judge the candidate
         warnings.simplefilter("ignore")
-        model = cls(y01[~test], exog[~test], inside=context.code, **settings)
+        weights = None if context.row_weights is None else context.row_weights[~test]
+        model = cls(
+            y01[~test],
+            exog[~test],
+            inside=context.code,
+            freq_weights=weights,
+            **settings,
+        )
         params = np.asarray(model.fit(**options).params)
     # the fitted model's own log-odds of y = 1 (PLUME, SPLA1 or with flips)
     log_odds = model._log_odds_and_jacobian(params, exog[test], jacobian=False)[0]
     return outcome_log_probability(log_odds, y01[test])
 
 
-def cv_scores(logprob: np.ndarray, folds: np.ndarray) -> dict:
+def cv_scores(logprob: np.ndarray, folds: np.ndarray, weights=None) -> dict:
     """Held-out accuracy and log-loss, over all rows and their standard
-    errors over the folds, from each row's held-out log-probability."""
+    errors over the folds, from each row's held-out log-probability (each
+    row counted ``weights`` times: means over the observations)."""
     correct = (logprob > np.log(0.5)).astype(float)
-    by_fold = pd.DataFrame({"fold": folds, "acc": correct, "loss": -logprob})
-    means = by_fold.groupby("fold").mean()
+    f = np.ones(logprob.size) if weights is None else np.asarray(weights, float)
+    by_fold = (
+        pd.DataFrame({"fold": folds, "f": f, "acc": f * correct, "loss": -f * logprob})
+        .groupby("fold")[["f", "acc", "loss"]]
+        .sum()
+    )
+    means = by_fold[["acc", "loss"]].div(by_fold["f"], axis=0)
     root = np.sqrt(len(means))
     return {
-        "cv_accuracy": correct.mean(),
+        "cv_accuracy": f @ correct / f.sum(),
         "cv_accuracy_se": means["acc"].std(ddof=1) / root,
-        "cv_logloss": -logprob.mean(),
+        "cv_logloss": -(f @ logprob) / f.sum(),
         "cv_logloss_se": means["loss"].std(ddof=1) / root,
     }
 

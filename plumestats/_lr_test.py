@@ -224,12 +224,31 @@ def _check_bootstrappable(restricted, full) -> None:
                 f"{name} was fitted with method={results.mle_settings['method']!r}"
                 "; refit it with the default method='em'"
             )
+    _check_same_weights(restricted.model.freq_weights, full.model.freq_weights)
     same_design = np.array_equal(restricted.model.exog, full.model.exog)
     if not (same_design and np.array_equal(restricted.model.endog, full.model.endog)):
         raise ValueError(
             "method='bootstrap' draws outcomes at the observed design; the two "
             "fits have different designs or outcomes (fit both from the same "
             "formula and data)"
+        )
+
+
+def _check_same_weights(small, big) -> None:
+    """Both fits' frequency weights equal, and integers (a draw is ``f_n``
+    outcomes per row)."""
+    if (small is None) != (big is None) or (
+        small is not None and not np.array_equal(small, big)
+    ):
+        raise ValueError(
+            "method='bootstrap' draws outcomes for the same observations; the "
+            "two fits have different freq_weights (fit both with the same)"
+        )
+    if small is not None and not np.array_equal(small, np.round(small)):
+        raise ValueError(
+            "method='bootstrap' draws f_n outcomes for a row of frequency "
+            "weight f_n, so it needs whole-number freq_weights; these are not "
+            "(use method='chi2', or round the weights)"
         )
 
 
@@ -325,17 +344,33 @@ def _spec_of(results) -> RefitSpec:
     return replace(spec, fit_options={**spec.fit_options, **policy})
 
 
+def _drawn_outcomes(spec: RefitSpec, probabilities: np.ndarray, rng):
+    """Outcomes drawn at the observed design: one per row, or with (integer)
+    frequency weights ``f_n`` one per observation, kept as two weighted rows
+    per row, ``Binomial(f_n, p_n)`` of class 1 and the rest of class 0."""
+    if spec.freq_weights is None:
+        endog = (rng.random(probabilities.size) < probabilities).astype(float)
+        return endog, spec.exog, None
+    counts = spec.freq_weights.astype(np.int64)
+    ones = rng.binomial(counts, probabilities).astype(float)
+    endog = np.repeat([1.0, 0.0], probabilities.size)
+    exog = np.vstack([spec.exog, spec.exog])
+    return endog, exog, np.concatenate([ones, counts - ones])
+
+
 def _one_draw(payload, seed) -> tuple[float, float]:
     """The LR statistic of one draw from the restricted fit (NaN if a refit
     raised), and 1.0 if both refits converged, else 0.0; ``payload`` is the
     two models' refit specs and the restricted fit's probabilities."""
     specs, probabilities = payload
     rng = np.random.default_rng(seed)
-    endog = (rng.random(probabilities.size) < probabilities).astype(float)
+    endog, exog, weights = _drawn_outcomes(specs[0], probabilities, rng)
     fit_seed = int(rng.integers(2**31 - 1))
     values, settled = [], []
     for spec in specs:
-        model = spec.model_class(endog, spec.exog, **spec.model_options)
+        model = spec.model_class(
+            endog, exog, freq_weights=weights, **spec.model_options
+        )
         with warnings.catch_warnings():
             # a draw's warnings are the draw's: it counts as failed or not
             warnings.simplefilter("ignore")

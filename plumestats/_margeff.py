@@ -150,13 +150,14 @@ class _Derivatives:
         prob = self._terms(exog, second=False)[0]
         return np.log(prob) if "ey" in method else prob
 
-    def continuous(self, exog, method, average):
+    def continuous(self, exog, method, average, share):
         """Effects ``(n, p)`` (or their mean) and the mean Jacobian ``(p, K p)``.
 
         The effect of observation ``n`` on column ``r`` is ``s_nr m_nr`` with
         ``s = x`` for ``ex`` methods and ``1 / P`` for ``ey`` methods; the
         Jacobian is formed already averaged over the rows (``O(n K p^2)`` work,
-        ``O(n K p)`` memory), never per observation.
+        ``O(n K p)`` memory), never per observation. The means weigh row ``n``
+        by ``share[n]`` (summing to 1: ``f_n / sum f`` with frequency weights).
         """
         nobs, nvars = exog.shape
         prob, dprob_deta, first, hess = self._terms(exog)
@@ -171,23 +172,25 @@ class _Derivatives:
         if "ey" in method:
             # d(1/P)/dw_lq = -D_l x_q / P^2: the quotient rule's second term
             weighted -= (scale * effects / prob[:, None])[:, :, None] * first[:, None]
-        jac = (weighted.reshape(nobs, -1).T @ exog).reshape(nvars, self.k, nvars)
-        own = (scale.T @ first) / nobs  # delta_rq * mean(s_nr D_nl)
-        jac = jac / nobs
+        jac = (weighted.reshape(nobs, -1).T @ (share[:, None] * exog)).reshape(
+            nvars, self.k, nvars
+        )
+        own = (share[:, None] * scale).T @ first  # delta_rq * mean(s_nr D_nl)
         idx = np.arange(nvars)
         jac[idx, :, idx] += own
         jac = jac.reshape(nvars, -1)
         effects = scale * effects
         if dprob_deta is not None:
             rate = -self.flip - ("ey" in method) * dprob_deta / prob
-            jac = np.column_stack([jac, (effects * rate[:, None]).mean(axis=0)])
+            jac = np.column_stack([jac, share @ (effects * rate[:, None])])
         if average:
-            effects = effects.mean(axis=0)
+            effects = share @ effects
         return effects, jac
 
 
-def _margeff_exog(model, exog, at, atexog):
-    """The design at which the effects are evaluated (statsmodels' rules)."""
+def _margeff_exog(model, exog, at, atexog, weights=None):
+    """The design at which the effects are evaluated (statsmodels' rules;
+    with frequency ``weights`` the mean and median are the observations')."""
     exog = np.array(exog, dtype=float)
     if atexog is not None:
         if isinstance(atexog, dict):
@@ -218,13 +221,26 @@ def _margeff_exog(model, exog, at, atexog):
                 )
             exog = np.atleast_2d(atexog)
     if at == "mean":
-        exog = exog.mean(axis=0, keepdims=True)
-    elif at == "median":
+        exog = np.average(exog, axis=0, weights=weights)[None, :]
+    elif at == "median" and weights is None:
         exog = np.median(exog, axis=0, keepdims=True)
+    elif at == "median":
+        exog = np.array([_weighted_median(column, weights) for column in exog.T])[None]
     elif at == "zero":
         constant = model.exog.var(axis=0) == 0
         exog = np.where(constant, 1.0, 0.0)[None, :]
     return exog
+
+
+def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """The median of the values repeated ``weights`` times (the mean of the
+    two middle ones when the weight splits exactly in half, as np.median)."""
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    half = cumulative[-1] / 2.0
+    low = values[order][np.searchsorted(cumulative, half, side="left")]
+    high = values[order][np.searchsorted(cumulative, half, side="right")]
+    return 0.5 * (low + high)
 
 
 def _discrete_columns(exog, effects_idx, kind):
@@ -303,12 +319,18 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         count_idx = _discrete_columns(model.exog, effects_idx, "count") if count else []
         self.dummy_idx = np.asarray(dummy_idx) if len(dummy_idx) else None
         self.count_idx = np.asarray(count_idx) if len(count_idx) else None
-        exog = _margeff_exog(model, model.exog, at, atexog)
+        weights = model.freq_weights
+        exog = _margeff_exog(model, model.exog, at, atexog, weights)
+        share = np.full(len(exog), 1.0 / len(exog))
+        if weights is not None and len(exog) == len(weights):
+            share = weights / np.sum(weights)  # the average over the observations
         deriv = _Derivatives(model, params)
-        effects, jac = deriv.continuous(exog, method, average=at != "all")
+        effects, jac = deriv.continuous(exog, method, at != "all", share)
         for columns, shift in ((dummy_idx, None), (count_idx, 1.0)):
             for col in columns:
-                self._discrete_effect(deriv, exog, col, shift, method, effects, jac)
+                self._discrete_effect(
+                    deriv, exog, col, (shift, share), method, effects, jac
+                )
         if at == "all":
             self.margeff = effects[:, effects_idx]
             return
@@ -336,9 +358,11 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
     summary.__doc__ = DiscreteMargins.summary.__doc__
 
     @staticmethod
-    def _discrete_effect(deriv, exog, col, shift, method, effects, jac):
+    def _discrete_effect(deriv, exog, col, shifts, method, effects, jac):
         """A dummy's change from 0 to 1, or a count's from x - 1 to x + 1 (halved),
-        and its Jacobian; ``effects`` and ``jac`` are updated in place."""
+        and its Jacobian, averaged with the rows' ``share``; ``effects`` and
+        ``jac`` are updated in place."""
+        shift, share = shifts
         low, high = exog.copy(), exog.copy()
         if shift is None:
             low[:, col], high[:, col], half = 0.0, 1.0, 1.0
@@ -350,7 +374,7 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         if effects.ndim == 2:
             effects[:, col] = change
         else:
-            effects[col] = change.mean()
+            effects[col] = share @ change
         dhigh = deriv.dprob_dparams(high, method)
         dlow = deriv.dprob_dparams(low, method)
-        jac[col] = half * (dhigh - dlow).mean(axis=0)
+        jac[col] = half * (share @ (dhigh - dlow))

@@ -119,6 +119,7 @@ def select_k(
     eval_env: int = 0,
     n_boot: int = 99,
     test_level: float = 0.05,
+    freq_weights=None,
 ) -> SelectKResults:
     r"""Fit PLUME over a grid of K and gamma and choose one.
 
@@ -205,6 +206,10 @@ def select_k(
         Bootstrap draws of each test (``criterion="lr_bootstrap"``).
     test_level : float, default 0.05
         Level of each test (``criterion="lr_bootstrap"``).
+    freq_weights : array_like, optional
+        Frequency weights, one per row of ``data`` (see ``plume``): every
+        fit, the criteria and the cross-validated scores count each row
+        ``f_n`` times (a fold holds a row's observations together).
 
     Returns
     -------
@@ -257,6 +262,7 @@ def select_k(
         cv=cv if cross_validate else None,
         n_workers=n_workers,
         namespace=namespace,
+        freq_weights=freq_weights,
     )
     context = Context(
         formula,
@@ -266,12 +272,16 @@ def select_k(
         fit_options,
         random_state,
         folds,
-        *design,
+        *design[:3],
         eval_env=namespace,
         data_for_refit=data,
+        freq_weights=freq_weights,
+        row_weights=design[3],
     )
     fitted = fit_candidates(context, candidates, n_workers, enabled)
-    table, fits, unsettled, held_out = _tabulate(candidates, fitted, label_flips, folds)
+    table, fits, unsettled, held_out = _tabulate(
+        candidates, fitted, label_flips, folds, design[3]
+    )
     if n_workers > 1 and criterion == "lr_bootstrap":
         # the tests refit to draws at the design: fits with their data
         fits = {
@@ -282,7 +292,7 @@ def select_k(
         tests = {"n_boot": n_boot, "random_state": random_state, "n_jobs": n_jobs}
         best_row = _tested_row(table, candidates, fits, tests, test_level)
     else:
-        best_row = _best_row(table, held_out, criterion, n_se)
+        best_row = _best_row(table, held_out, criterion, n_se, design[3])
     k, gamma = candidates[best_row]
     best, caught = fits[(k, gamma)]
     if n_workers > 1 and criterion != "lr_bootstrap":
@@ -335,13 +345,27 @@ def _checked_options(
 
 
 def _folds_and_design(
-    formula, data, inside, random_state, *, cv, n_workers: int, namespace: dict
+    formula,
+    data,
+    inside,
+    random_state,
+    *,
+    cv,
+    n_workers: int,
+    namespace: dict,
+    freq_weights=None,
 ):
     """``(folds, design)``: ``cv`` stratified folds (none when ``cv`` is None),
-    and the design as arrays ``(y01, exog, inside code)`` where the fits need
-    it (``(None, None, 1)`` otherwise)."""
+    and the design as arrays ``(y01, exog, inside code, the rows' frequency
+    weights)`` where the fits need it (``(None, None, 1, weights)``
+    otherwise)."""
     template = PolyhedralMixtureLogit.from_formula(
-        formula, data, k=1, inside=inside, eval_env=namespace
+        formula,
+        data,
+        k=1,
+        inside=inside,
+        eval_env=namespace,
+        freq_weights=freq_weights,
     )
     folds = None
     if cv is not None:
@@ -351,14 +375,14 @@ def _folds_and_design(
     # as arrays: a formula fit cannot travel back from a worker when the
     # formula reads the caller's names (statsmodels rebuilds its design from
     # the caller's frame when it is unpickled)
-    design = (None, None, 1)
+    design = (None, None, 1, template.freq_weights)
     if folds is not None or n_workers > 1:
         exog = pd.DataFrame(template.exog, columns=template.exog_names)
-        design = (template.endog, exog, template.spec.inside_code)
+        design = (template.endog, exog, template.spec.inside_code, design[3])
     return folds, design
 
 
-def _tabulate(candidates, fitted, label_flips: bool, folds):
+def _tabulate(candidates, fitted, label_flips: bool, folds, weights):
     """The table's rows from the fits, and ``(the table, the fits by (k,
     gamma), the labels of the unsettled fits, the held-out log-probabilities)``;
     warnings other than the fits' diagnostics are issued again."""
@@ -388,7 +412,7 @@ def _tabulate(candidates, fitted, label_flips: bool, folds):
             row["flip_rate"] = results.flip_rate
         if folds is not None:
             held_out.append(logprob)
-            row.update(cv_scores(logprob, folds))
+            row.update(cv_scores(logprob, folds, weights))
         rows.append(row)
         fits[(k, gamma)] = (results, caught)
         if not row["converged"]:
@@ -412,14 +436,14 @@ def _warn_disagreeing(labels: list[str], n_candidates: int) -> None:
         )
 
 
-def _best_row(table, held_out, criterion: str, n_se: float) -> int:
+def _best_row(table, held_out, criterion: str, n_se: float, weights) -> int:
     """The chosen row: the smallest criterion (ties to the earlier row, the
     smaller k), or K = 1 when the best polyhedron wins by at most ``n_se``."""
     score = {"bic": "bic", "aic": "aic", "cv": "cv_logloss"}[criterion]
     # stable sort on a table already ordered by (k, gamma): ties go to smaller k
     best_row = int(np.argsort(table[score].to_numpy(), kind="stable")[0])
     if n_se > 0:
-        best_row = _keep_k1_unless_beaten(table, held_out, best_row, n_se)
+        best_row = _keep_k1_unless_beaten(table, held_out, best_row, n_se, weights)
     return best_row
 
 
@@ -448,7 +472,7 @@ def _tested_row(table, candidates, fits, tests: dict, level: float) -> int:
     return chosen
 
 
-def _keep_k1_unless_beaten(table, held_out, best_row: int, n_se: float) -> int:
+def _keep_k1_unless_beaten(table, held_out, best_row, n_se, weights) -> int:
     """``best_row``, or the best K = 1 row when the best polyhedron's held-out
     log-likelihood beats it by at most ``n_se`` standard errors of the paired
     per-row difference."""
@@ -456,22 +480,29 @@ def _keep_k1_unless_beaten(table, held_out, best_row: int, n_se: float) -> int:
     if table["k"].iloc[best_row] == 1 or k1_rows.size == 0:
         return best_row
     k1_row = int(k1_rows[np.argmin(table["cv_logloss"].to_numpy()[k1_rows])])
-    kept = within_n_se(held_out[best_row], held_out[k1_row], n_se)
+    kept = within_n_se(held_out[best_row], held_out[k1_row], n_se, weights=weights)
     return k1_row if kept else best_row
 
 
 def within_n_se(
-    better: np.ndarray, other: np.ndarray, n_se: float, tolerance: float = 0.0
+    better: np.ndarray,
+    other: np.ndarray,
+    n_se: float,
+    tolerance: float = 0.0,
+    weights: np.ndarray | None = None,
 ) -> bool:
     """Whether per-row scores ``better`` beat ``other`` by at most ``n_se``
     standard errors of their paired difference (plus ``tolerance``); False when
-    a difference is not finite (a failed fit cannot be kept)."""
+    a difference is not finite (a failed fit cannot be kept). Frequency
+    ``weights`` count each row as that many observations."""
     difference = better - other
     if not np.all(np.isfinite(difference)):
         return False
-    spread = np.std(difference, ddof=1) if difference.size > 1 else 0.0
-    se = spread / np.sqrt(difference.size)
-    return bool(np.mean(difference) <= n_se * se + tolerance)
+    f = np.ones(difference.size) if weights is None else np.asarray(weights, float)
+    count = f.sum()
+    mean = f @ difference / count
+    spread = np.sqrt(f @ (difference - mean) ** 2 / (count - 1)) if count > 1 else 0.0
+    return bool(mean <= n_se * spread / np.sqrt(count) + tolerance)
 
 
 def _candidates(ks, gammas) -> list[tuple[int, float]]:
