@@ -255,7 +255,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     def _hard(self) -> bool:
         return isinstance(self.gamma, numbers.Real) and self.gamma == np.inf
 
-    def fit(self, X, y) -> PolyhedralClassifier:
+    def fit(self, X, y, sample_weight=None) -> PolyhedralClassifier:
         """Fit the polyhedral classifier.
 
         Parameters
@@ -264,12 +264,20 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
             Features (numeric; an intercept is added).
         y : array-like of shape (n_samples,)
             Two class labels of any type (strings, integers, booleans).
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the samples, as frequency weights (the model's
+            ``freq_weights``): an integer weight is the sample repeated, a
+            weight of 0 leaves it out. ``alpha="auto"`` is then ``1 /
+            sum(sample_weight)`` and the BIC of ``k="auto"`` counts
+            ``sum(sample_weight)`` observations.
 
         Returns
         -------
         self
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
+        if sample_weight is not None:
+            sample_weight = _sample_weights(sample_weight, X.shape[0])
         _check_labels(y)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y")
@@ -308,7 +316,9 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 "label_flips=True needs soft gating (a finite gamma); the label-"
                 "flip model has no hard-gating variant"
             )
-        results = self._fit_candidates(y_coded.astype(float), design, X.shape)
+        results = self._fit_candidates(
+            y_coded.astype(float), design, X.shape, sample_weight
+        )
         params = np.asarray(results.params, dtype=float)
         self.flip_rate_ = float(results.flip_rate) if self.label_flips else 0.0
         weights = params[: self.k_ * design.shape[1]].reshape(self.k_, -1)
@@ -322,18 +332,22 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = max(int(results.n_iter), 1)
         return self
 
-    def _fit_candidates(self, y_float, design, shape):
+    def _fit_candidates(self, y_float, design, shape, sample_weight):
         """Fit every candidate K, keep the smallest BIC (``k_``, ``bic_``) and
         re-issue the kept fit's warnings. With ``k="auto"`` a candidate
         beyond K = 1 that cannot be fitted (an error) is left out."""
         fits, errors = {}, []
-        for k in self._candidate_ks(*shape):
+        n_samples = shape[0] if sample_weight is None else np.sum(sample_weight)
+        for k in self._candidate_ks(n_samples, shape[1]):
             # the model is built inside the block too: its design check is
             # where a CollinearityWarning (inference only, see the Notes) comes from
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
-                    fits[k] = (self._fit_model(y_float, design, k), caught)
+                    fits[k] = (
+                        self._fit_model(y_float, design, k, sample_weight),
+                        caught,
+                    )
                 except (ValueError, np.linalg.LinAlgError) as exc:
                     if not (self.k == "auto" and k > 1):
                         raise
@@ -344,9 +358,10 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         _reissue_fit_warnings(caught)
         return results
 
-    def _candidate_ks(self, n_samples: int, n_features: int) -> list[int]:
+    def _candidate_ks(self, n_samples: float, n_features: int) -> list[int]:
         """The numbers of faces to fit: ``k`` itself, or the candidates (of
-        ``"auto"``: those with fewer parameters than samples, and K = 1)."""
+        ``"auto"``: those with fewer parameters than samples, weighted ones
+        counted as repeated, and K = 1)."""
         k = self.k
         if isinstance(k, str) and k == "auto":
             return [k for k in AUTO_KS if k == 1 or k * (n_features + 1) < n_samples]
@@ -362,15 +377,16 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
             )
         return sorted({int(value) for value in values})
 
-    def _fit_model(self, y_float, design, k):
+    def _fit_model(self, y_float, design, k, sample_weight=None):
         """The engine's fit with ``k`` faces."""
+        weights = {"inside": self.inside, "freq_weights": sample_weight}
         if self._hard:
-            model = HardPolyhedralLogit(y_float, design, k=k, inside=self.inside)
+            model = HardPolyhedralLogit(y_float, design, k=k, **weights)
         else:
             soft = (
                 LabelFlipPolyhedralLogit if self.label_flips else PolyhedralMixtureLogit
             )
-            model = soft(y_float, design, k=k, gamma=self.gamma, inside=self.inside)
+            model = soft(y_float, design, k=k, gamma=self.gamma, **weights)
         return model.fit(
             maxiter=self.max_iter,
             tol=self.tol,
@@ -378,12 +394,13 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
             init=self.init,
             n_init=self.n_init,
             random_state=_engine_seed(self.random_state),
-            alpha=self._alpha(y_float.size),
+            alpha=self._alpha(model.nobs),
             reseat=self.reseat,
         )
 
     def _alpha(self, n_samples: int):
-        """``alpha`` as the engine takes it (``"auto"``: ``1 / n_samples``)."""
+        """``alpha`` as the engine takes it (``"auto"``: ``1 / n_samples``,
+        the weighted count with ``sample_weight``)."""
         if isinstance(self.alpha, str):
             if self.alpha != "auto":
                 raise ValueError(
@@ -473,6 +490,20 @@ def _check_labels(y: np.ndarray) -> None:
 
 def _log_expit_columns(log_odds: np.ndarray) -> np.ndarray:
     return np.column_stack([log_expit(-log_odds), log_expit(log_odds)])
+
+
+def _sample_weights(sample_weight, n_samples: int) -> np.ndarray:
+    """``sample_weight`` as floats, one per sample (scikit-learn's checks;
+    the model's check then names NaN, negative or all-zero weights)."""
+    weights = np.asarray(sample_weight)
+    if weights.ndim == 0:  # scikit-learn's habit: one number for all
+        return np.full(n_samples, float(weights))
+    if weights.ndim != 1 or weights.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight.shape == {weights.shape}, expected ({n_samples},): "
+            "give one weight per sample"
+        )
+    return weights
 
 
 def _with_intercept(X: np.ndarray) -> np.ndarray:
