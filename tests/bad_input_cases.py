@@ -1321,3 +1321,98 @@ def _multiindex_fit():
     columns = pd.MultiIndex.from_tuples([("c", ""), ("x", "1"), ("x", "2")])
     exog = pd.DataFrame(design(), columns=columns)
     return exog, PM(outcome(), exog, k=2).fit()
+
+
+# ============================================================ frequency weights
+def _weights(**changes) -> np.ndarray:
+    weights = np.ones(N)
+    for position, value in changes.items():
+        weights[int(position.removeprefix("at"))] = value
+    return weights
+
+
+refuses(
+    "freq_weights with a negative weight",
+    lambda: PM(outcome(), design(), k=2, freq_weights=_weights(at7=-1.0)),
+    ValueError,
+    "1 negative values (the first, -1.0, at row 7)",
+)
+refuses(
+    "freq_weights with NaN",
+    lambda: PM(outcome(), design(), k=2, freq_weights=_weights(at3=np.nan)),
+    ValueError,
+    "1 missing or infinite values",
+)
+refuses(
+    "freq_weights all zero",
+    lambda: PM(outcome(), design(), k=2, freq_weights=np.zeros(N)),
+    ValueError,
+    "freq_weights are all zero",
+)
+refuses(
+    "freq_weights of the wrong length",
+    lambda: PM(outcome(), design(), k=2, freq_weights=np.ones(N - 1)),
+    ValueError,
+    "freq_weights has 199 values but the data have 200 rows",
+)
+refuses(
+    "freq_weights of the wrong length (formula)",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=2, freq_weights=np.ones(3)),
+    ValueError,
+    "freq_weights has 3 values but the data have 200 rows",
+)
+refuses(
+    "freq_weights as two columns",
+    lambda: PM(outcome(), design(), k=2, freq_weights=np.ones((N, 2))),
+    ValueError,
+    "one number per observation",
+)
+refuses(
+    "freq_weights as text",
+    lambda: PM(outcome(), design(), k=2, freq_weights=np.array(["one"] * N)),
+    ValueError,
+    "freq_weights must be numbers",
+)
+refuses(
+    "sklearn sample_weight of the wrong length",
+    lambda: _classifier().fit(X_SK, outcome(), sample_weight=np.ones(3)),
+    ValueError,
+    "give one weight per sample",
+)
+refuses(
+    "sklearn negative sample_weight",
+    lambda: _classifier().fit(X_SK, outcome(), sample_weight=-np.ones(N)),
+    ValueError,
+    "negative",
+)
+refuses(
+    "LR bootstrap with non-integer freq_weights",
+    lambda: ps.compare_lr_test(*_half_weighted_fits(), method="bootstrap", n_boot=3),
+    ValueError,
+    "whole-number freq_weights",
+)
+fits(
+    "freq_weights with a missing weight on a row the formula drops",
+    lambda: ps.plume(
+        "y ~ x1 + x2",
+        with_column("x1", np.where(np.arange(N) == 4, np.nan, frame()["x1"])),
+        k=2,
+        freq_weights=_weights(at4=np.nan),
+    ).fit(),
+    lambda res: res.nobs == N - 1 and fit_ok(res),
+)
+fits(
+    "freq_weights with zeros (rows left out)",
+    lambda: PM(outcome(), design(), k=2, freq_weights=_weights(at0=0.0)).fit(),
+    lambda res: np.allclose(
+        res.params, PM(outcome()[1:], design()[1:], k=2).fit().params, atol=1e-8
+    ),
+)
+
+
+@functools.cache
+def _half_weighted_fits():
+    weights = np.full(N, 0.5)
+    return tuple(
+        PM(outcome(), design(), k=k, freq_weights=weights).fit() for k in (1, 2)
+    )
