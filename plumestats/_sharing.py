@@ -88,8 +88,14 @@ _RESULTS_FIELDS = (
     "_llnull",
     "_confusion",
 )
-# present only for some fits (robust covariances, clusters)
-_OPTIONAL_RESULTS_FIELDS = ("cov_params_default", "df_resid_inference")
+# present only for some fits (robust covariances, clusters) or exports (the
+# L1 counts came after the format)
+_OPTIONAL_RESULTS_FIELDS = (
+    "cov_params_default",
+    "df_resid_inference",
+    "trimmed",  # which parameters an L1 fit set to zero
+    "nnz_params",
+)
 # the data arrays and per-observation values that a loaded fit has none of
 _MODEL_DATA_ATTR = ["exog", "endog", "data.exog", "data.endog", "_y_inside"]
 # mle_retvals entries that hold parameter paths (retall), not statistics
