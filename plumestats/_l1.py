@@ -56,6 +56,9 @@ L1_OPTIONS = {
 # the L2 penalty of the start fit when the unpenalised one has no finite
 # maximum (separation) or more parameters than observations
 _START_ALPHA = 1e-3
+# the optimality conditions' largest violation per observation that counts
+# as rounding (dL/dw = alpha sign(w), scaled by 1/N as the solver's objective)
+_KKT_ROUNDING = 1e-9
 # Newton steps of the polish on the nonzero parameters (each is checked)
 _POLISH_STEPS = 20
 
@@ -245,13 +248,17 @@ def _solve(model, weights, start, solver: dict, maxiter, disp, callback):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         passed = qc_results(params, rescaled, gradient, solver["qc_tol"])
-    converged = bool(found["converged"]) and bool(passed)
+    residual = _kkt_residual(model, params, weights, ~trimmed)
+    # SLSQP can stop at its optimum with "positive directional derivative"
+    # (its line search cannot improve on rounding): the polish's optimality
+    # conditions, met to rounding, are the better test then
+    exact = residual <= _KKT_ROUNDING * nobs
+    converged = bool(passed) and (bool(found["converged"]) or exact)
     message = "statsmodels' l1 (SLSQP) solver " + (
         "converged" if converged else f"did not converge ({found['warnflag']})"
     )
     if caught:  # the optimality check's own words
         message += "; " + str(caught[0].message).split("\n")[0]
-    residual = _kkt_residual(model, params, weights, ~trimmed)
     llfs = np.array([model.loglike(start), model.loglike(params)])
     retvals = {
         "converged": converged,

@@ -579,7 +579,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             (``start_params``, ``maxiter``, ``trim_mode``, ``qc_tol``, ``acc``
             ...); others to the EM :meth:`fit` that starts it. The results'
             ``trimmed`` zeros get NaN standard errors and df count the
-            ``nnz_params`` others (the user guide's "Penalised fits").
+            ``nnz_params`` others (the user guide's "Sparse faces").
         """
         check_choice(method, "method", ("l1", "l2"))
         if method == "l1":

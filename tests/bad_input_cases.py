@@ -983,8 +983,8 @@ refuses(
     "is for PolyhedralMixtureLogit",
 )
 warns(
-    "L1 with maxiter=2",
-    lambda: _l1_fit(maxiter=2),
+    "L1 with maxiter=1",
+    lambda: _l1_fit(alpha=20.0, maxiter=1),
     ConvergenceWarning,
     "did not converge",
 )
