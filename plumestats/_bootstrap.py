@@ -142,6 +142,11 @@ class RefitSpec:
     def of(cls, results) -> RefitSpec:
         """The class, settings, data and estimate of a fit."""
         model, settings = results.model, results.mle_settings
+        if settings.get("method") == "l1":
+            raise ValueError(
+                "the bootstrap refits by EM, without the L1 penalty: it is not "
+                "available for an L1 fit (fit_regularized(method='l1'))"
+            )
         return cls(
             model_class=type(model),
             endog=np.asarray(model.endog),

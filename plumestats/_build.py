@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from scipy.linalg import null_space
 from statsmodels.base.model import LikelihoodModelResults
 
 from ._covariance import (
@@ -67,6 +68,10 @@ def build_results(
         options["full_output"],
     )
     params = user_weights(model.k, np.arange(model.k), scaling, n_extra)(internal[perm])
+    if "trimmed" in retvals:  # an L1 fit's zeros (plumestats._l1), faces reordered
+        retvals["trimmed"] = np.asarray(retvals["trimmed"], dtype=bool)[perm]
+        settings["alpha_l1"] = np.asarray(settings["alpha_l1"])[perm]
+        params[retvals["trimmed"]] = 0.0  # exact, whatever the units' rounding
     if options["disp"]:
         extras = model._report_extras(params)
         _print_report(retvals, settings, data_sums.llf / model.nobs, extras)
@@ -106,29 +111,52 @@ def _print_report(retvals: dict, settings: dict, mean_llf: float, extras="") -> 
     )
 
 
-def _covariance(model, neg_hess, scaling, boundary: bool):
+def _fixed_params(retvals: dict, size: int) -> np.ndarray:
+    """The parameters held fixed, not estimated: a flip rate at its boundary
+    (0) and an L1 fit's zeros."""
+    fixed = np.zeros(size, dtype=bool)
+    if "trimmed" in retvals:
+        fixed |= retvals["trimmed"]
+    if retvals.get("boundary", False):
+        fixed[-1] = True
+    return fixed
+
+
+def _free_basis(jacobian: np.ndarray, fixed: np.ndarray) -> np.ndarray:
+    """An orthonormal basis, in the engine's coordinates, of the directions
+    that keep the ``fixed`` user parameters where they are. When those are
+    functions of the same engine coordinates only (slopes, the flip rate) it
+    is the other coordinates; a fixed intercept, a mix of them all, needs the
+    null space of its rows of ``d user / d internal``."""
+    rows = jacobian[fixed]
+    if not np.any(rows[:, ~fixed]):
+        return np.eye(fixed.size)[:, ~fixed]
+    return null_space(rows)
+
+
+def _covariance(model, neg_hess, scaling, fixed: np.ndarray):
     """Covariance of the user-unit parameters and why the information is
-    singular (or ``None``). A parameter at its boundary (the flip rate at 0)
-    is held fixed: its row is left out of the inversion and its variance NaN."""
+    singular (or ``None``). The ``fixed`` parameters are left out: the
+    information of the others is inverted (in the engine's coordinates, on
+    :func:`_free_basis`) and the fixed ones' variances are NaN."""
     n_extra = neg_hess.shape[0] - model.k * model.k_vars
-    if boundary:
-        size = neg_hess.shape[0] - 1
-        neg_hess = neg_hess.copy()
-        neg_hess[size, :size] = neg_hess[:size, size] = 0.0
-        neg_hess[size, size] = 1.0
-    cov_internal, singular = invert_information(neg_hess)
     jacobian = user_jacobian(scaling, model.k, n_extra)
-    cov = jacobian @ cov_internal @ jacobian.T
-    if boundary:
-        cov[-1, :] = cov[:, -1] = np.nan
-    return cov, singular
+    basis = _free_basis(jacobian, fixed)
+    cov_free, singular = invert_information(basis.T @ neg_hess @ basis)
+    cov = jacobian @ basis @ cov_free @ basis.T @ jacobian.T
+    cov[fixed, :] = cov[:, fixed] = np.nan
+    return cov, singular, basis
 
 
 def _make_results(
     model, params, neg_hess, grad, scaling, retvals, settings, options, data_sums
 ):
-    boundary = bool(retvals.get("boundary", False))
-    cov, singular = _covariance(model, neg_hess, scaling, boundary)
+    fixed = _fixed_params(retvals, params.size)
+    cov, singular, basis = _covariance(model, neg_hess, scaling, fixed)
+    if "alpha_l1" in settings:  # the gradient of the L1-penalised objective
+        n_extra = params.size - model.k * model.k_vars
+        jacobian = user_jacobian(scaling, model.k, n_extra)
+        grad = grad - jacobian.T @ (settings["alpha_l1"] * np.sign(params))
     model._warn_fit_extras(retvals, params)
     separated = warn_if_unsettled(
         model,
@@ -143,14 +171,13 @@ def _make_results(
     if not separated:  # a separated fit's maxima are at infinity: said already
         warn_if_restarts_disagree(retvals, model.k)
     retvals["information_singular"] = singular
-    # a parameter held at its boundary (the flip rate at 0) is not estimated:
-    # the diagnostics read the information of the others
-    free = slice(None, params.size - 1 if boundary else None)
+    # the fixed parameters (a flip rate at 0, an L1 fit's zeros) are not
+    # estimated: the diagnostics read the information of the others
     diagnostics = compute_diagnostics(
         model,
         params[: model.k * model.k_vars],
-        neg_hess[free, free],
-        grad[free],
+        basis.T @ neg_hess @ basis,
+        basis.T @ grad,
         retvals,
         settings["alpha"],
         data_sums,

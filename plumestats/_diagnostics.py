@@ -21,6 +21,7 @@ __all__ = [
     "caller_stacklevel",
     "compute_diagnostics",
     "restart_note",
+    "warn_at_caller",
     "warn_diagnostics",
     "warn_if_restarts_disagree",
     "warn_if_unsettled",
@@ -327,3 +328,15 @@ def caller_stacklevel() -> int:
     ):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def warn_at_caller(function, *args, **kwargs):
+    """``function(*args, **kwargs)``, its warnings re-issued at the first line
+    outside plumestats (some, statsmodels' among them, point one frame up)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = function(*args, **kwargs)
+    stacklevel = caller_stacklevel()
+    for caught_warning in caught:
+        warnings.warn(caught_warning.message, caught_warning.category, stacklevel)
+    return result

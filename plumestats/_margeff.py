@@ -150,7 +150,7 @@ class _Derivatives:
         prob = self._terms(exog, second=False)[0]
         return np.log(prob) if "ey" in method else prob
 
-    def continuous(self, exog, method, average, share):
+    def continuous(self, exog, method, average, share=None):
         """Effects ``(n, p)`` (or their mean) and the mean Jacobian ``(p, K p)``.
 
         The effect of observation ``n`` on column ``r`` is ``s_nr m_nr`` with
@@ -160,6 +160,7 @@ class _Derivatives:
         by ``share[n]`` (summing to 1: ``f_n / sum f`` with frequency weights).
         """
         nobs, nvars = exog.shape
+        share = np.full(nobs, 1.0 / nobs) if share is None else share
         prob, dprob_deta, first, hess = self._terms(exog)
         effects = first @ self.weights  # m[n, r] = sum_j D_nj w_jr
         scale = np.ones_like(effects)

@@ -43,6 +43,8 @@ from ._validation import require_estimation_data
 
 __all__ = [
     "PredictionResults",
+    "deriv_mean_dparams",
+    "deriv_score_obs_dendog",
     "design_rows",
     "flip_log_odds_and_jacobian",
     "free_parameters",
@@ -58,6 +60,23 @@ def outcome_log_probability(log_odds: np.ndarray, y01: np.ndarray) -> np.ndarray
     """``log P(y | x)`` of the observed 0/1 outcomes from the log-odds of
     ``y = 1``, without cancellation however certain the prediction."""
     return log_expit(np.where(np.asarray(y01) == 1, log_odds, -log_odds))
+
+
+def deriv_score_obs_dendog(model, params) -> np.ndarray:
+    """``d score_obs / d y``, ``(nobs, K p)``, for statsmodels' influence
+    measures: with a binary outcome ``l = y log P + (1 - y) log(1 - P)``, so
+    the derivative is the gradient of the log-odds (times the row's
+    frequency weight, as ``score_obs``)."""
+    gradient = model._log_odds_and_jacobian(params, model.exog)[1]
+    weights = model.freq_weights
+    return gradient if weights is None else gradient * weights[:, None]
+
+
+def deriv_mean_dparams(model, params) -> np.ndarray:
+    """``d P(y = 1 | x) / d params``, ``(nobs, K p)``, for statsmodels'
+    influence measures."""
+    log_odds, gradient = model._log_odds_and_jacobian(params, model.exog)
+    return (expit(log_odds) * expit(-log_odds))[:, None] * gradient
 
 
 def log_odds_and_jacobian(

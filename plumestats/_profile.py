@@ -78,6 +78,11 @@ def profile_intervals(results, alpha: float) -> np.ndarray:
 def _check_profilable(results) -> None:
     model = results.model
     problems = []
+    if results.mle_settings.get("method") == "l1":
+        problems.append(
+            "the fit is L1-penalised (fit_regularized(method='l1')), and a "
+            "profile of the unpenalised likelihood is not its interval"
+        )
     if results.mle_settings.get("alpha", 0.0) != 0.0:
         problems.append(
             "the fit is penalised (alpha > 0), and a profile of the penalised "

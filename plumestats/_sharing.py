@@ -88,11 +88,14 @@ _RESULTS_FIELDS = (
     "_llnull",
     "_confusion",
 )
-# present only for some fits (robust covariances, clusters)
+# present only for some fits (robust covariances, clusters, frequency
+# weights) or exports (the L1 counts came after the format)
 _OPTIONAL_RESULTS_FIELDS = (
     "cov_params_default",
     "df_resid_inference",
     "_weighted_rows",  # the rows of a fit with frequency weights
+    "trimmed",  # which parameters an L1 fit set to zero
+    "nnz_params",
 )
 # the data arrays and per-observation values that a loaded fit has none of
 _MODEL_DATA_ATTR = ["exog", "endog", "data.exog", "data.endog", "_y_inside"]
@@ -326,7 +329,6 @@ def _model_state(part: dict) -> dict:
         exog=None,
         endog=None,
         _y_inside=None,
-        freq_weights=None,
         _data_attr=list(_MODEL_DATA_ATTR),
         # require_estimation_data's words for why there are no data
         _without_data="which a JSON export does not hold",

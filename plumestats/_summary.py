@@ -143,7 +143,13 @@ def build_summary(
             _coefficient_table(results, columns, rows, label, labels, alpha)
         )
     notes = _inference_notes(results, alpha, bootstrap, bound)
-    notes += _fit_notes(results, bse=columns[2][: results.k * p])
+    # an L1 fit's zeros have NaN standard errors by design
+    estimated = ~np.asarray(getattr(results, "trimmed", np.zeros(len(labels), bool)))
+    notes += _fit_notes(
+        results, bse=columns[2][: results.k * p][estimated[: results.k * p]]
+    )
+    if "alpha_l1" in results.mle_settings:
+        notes.insert(1, _l1_note(results, labels))
     smry.add_extra_txt([f"[{i + 1}] {note}" for i, note in enumerate(notes)])
     return smry
 
@@ -158,7 +164,9 @@ def _model_rows(results, hard: bool, bootstrap) -> list:
     else:
         method = f"MLE ({settings['method']})"
         iterations = str(retvals["iterations"])
-    penalty = f"{settings['alpha']:g}" if settings["alpha"] > 0 else "none"
+    penalty = ("L2 penalty:", f"{settings['alpha']:g}" if settings["alpha"] else "none")
+    if "alpha_l1" in settings:
+        penalty = ("L1 penalty:", _l1_alpha_text(results))
     return [
         ("Dep. Variable:", None),
         ("Model:", [type(results.model).__name__]),
@@ -167,7 +175,7 @@ def _model_rows(results, hard: bool, bootstrap) -> list:
         ("Time:", None),
         ("Hyperplanes (K):", [str(results.k)]),
         ("gamma:", ["inf (hard gate)" if hard else f"{results.gamma:g}"]),
-        ("L2 penalty:", [penalty]),
+        (penalty[0], [penalty[1]]),
         ("converged:", [str(results.converged)]),
         (
             "EM iterations:" if settings["method"] == "em" else "Iterations:",
@@ -175,6 +183,38 @@ def _model_rows(results, hard: bool, bootstrap) -> list:
         ),
         ("Covariance Type:", [results.cov_type if bootstrap is None else "bootstrap"]),
     ]
+
+
+def _l1_alpha_text(results) -> str:
+    """An L1 fit's alpha: the one weight of every penalised parameter, or
+    their range."""
+    weights = np.asarray(results.mle_settings["alpha_l1"])
+    penalised = weights[weights > 0]
+    if penalised.size == 0:
+        return "none"
+    low, high = penalised.min(), penalised.max()
+    return f"{high:g}" if low == high else f"{low:g} to {high:g}"
+
+
+def _l1_note(results, labels) -> str:
+    """Which coefficients an L1 fit set to zero, and what was minimised."""
+    trimmed = np.asarray(results.trimmed)
+    names = [
+        f"h{index // results.model.k_vars + 1}:{labels[index]}"
+        for index in np.flatnonzero(trimmed)
+    ]
+    shown = ", ".join(names[:20]) + (
+        f" and {len(names) - 20} more" if len(names) > 20 else ""
+    )
+    zeros = f": {shown}" if names else ""
+    return (
+        f"L1-penalised fit: minimised -L/N + sum_j alpha_j |w_j| / N "
+        f"(statsmodels' convention, user's units, alpha = {_l1_alpha_text(results)}"
+        f" on the penalised parameters). {trimmed.sum()} of {trimmed.size} "
+        f"coefficients are exactly zero (coef 0, std err nan){zeros}. Standard "
+        f"errors come from the information of the {results.nnz_params} nonzero "
+        "ones, given which are zero (no allowance for the selection)."
+    )
 
 
 def _fit_rows(results, bound) -> list:

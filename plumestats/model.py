@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-from scipy.special import expit
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
 from . import _dask, _fitting
@@ -19,10 +16,17 @@ from ._data import (
 )
 from ._design import as_design
 from ._design_checks import check_design
+from ._diagnostics import warn_at_caller
 from ._fit import auto_chunksize, check_fit_options, fit_model
 from ._formula_data import model_from_formula
+from ._l1 import fit_l1
 from ._outcome import resolve_inside
-from ._prediction import log_odds_and_jacobian, predict_at
+from ._prediction import (
+    deriv_mean_dparams,
+    deriv_score_obs_dendog,
+    log_odds_and_jacobian,
+    predict_at,
+)
 from ._sharing import register_exportable
 from ._spec import HardGate, ModelSpec, SoftGate
 from ._validation import (
@@ -284,17 +288,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         (``plumestats._prediction``)."""
         return log_odds_and_jacobian(self, np.asarray(params), exog, jacobian)
 
-    def _deriv_score_obs_dendog(self, params):
-        """``d score_obs / d y``, ``(nobs, K p)``, for statsmodels' influence
-        measures: with a binary outcome ``l = y log P + (1 - y) log(1 - P)``,
-        so the derivative is the gradient of the log-odds."""
-        return self._log_odds_and_jacobian(params, self.exog)[1]
-
-    def _deriv_mean_dparams(self, params):
-        """``d P(y = 1 | x) / d params``, ``(nobs, K p)``, for statsmodels'
-        influence measures."""
-        log_odds, gradient = self._log_odds_and_jacobian(params, self.exog)
-        return (expit(log_odds) * expit(-log_odds))[:, None] * gradient
+    # statsmodels' influence measures' derivatives (plumestats._prediction)
+    _deriv_score_obs_dendog = deriv_score_obs_dendog
+    _deriv_mean_dparams = deriv_mean_dparams
 
     def score(self, params):
         """Gradient of the log-likelihood, ``(K p,)``."""
@@ -566,26 +562,30 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     def _warn_fit_extras(self, retvals: dict, params) -> None:
         """Warnings a variant adds to the fit's (the flip rate at 0)."""
 
-    def fit_regularized(self, alpha: float = 0.01, method: str = "l2", **kwargs):
-        """L2-penalised fit, ``fit(alpha=alpha, ...)`` (statsmodels' name).
+    def fit_regularized(self, alpha=0.01, method: str = "l2", **kwargs):
+        r"""Penalised fit: ``"l1"`` (sparse faces, exact zeros) or ``"l2"``.
 
         Parameters
         ----------
-        alpha : float
-            Penalty weight per observation on the standardised slopes.
-        method : {"l2"}
-            Only the L2 (ridge) penalty is available.
+        alpha : float or array_like
+            ``"l2"``: a number; :meth:`fit` maximises :math:`L/N -
+            \tfrac{\alpha}{2} \sum_k \|b_k\|^2` on standardised slopes.
+            ``"l1"``: a number for every slope (each face's constant gets 0),
+            or ``nparams`` weights :math:`\alpha_j` in ``params`` order, used
+            as given; minimises statsmodels' ``Logit.fit_regularized``
+            objective :math:`-L(w)/N + \sum_j \alpha_j |w_j| / N` on the
+            user's parameters, so :math:`w_j = 0` where
+            :math:`|\partial L/\partial w_j| \le \alpha_j` (k=1: its result).
+        method : {"l2", "l1"}
         **kwargs
-            Passed on to :meth:`fit`.
+            ``"l2"``: to :meth:`fit`. ``"l1"``: statsmodels' options (``maxiter``,
+            ``trim_mode``, ``qc_tol``, ``acc`` ...), others to the EM start's
+            :meth:`fit`. ``trimmed`` zeros get NaN SEs; df count ``nnz_params``.
         """
-        check_choice(method, "method", ("l2",))
-        # fit's warnings point one frame up, here: re-issued at the caller's line
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            results = self.fit(alpha=alpha, **kwargs)
-        for caught_warning in caught:
-            warnings.warn(caught_warning.message, caught_warning.category, stacklevel=2)
-        return results
+        check_choice(method, "method", ("l1", "l2"))
+        if method == "l1":
+            return warn_at_caller(fit_l1, self, alpha, **kwargs)
+        return warn_at_caller(self.fit, alpha=alpha, **kwargs)
 
     # the results of a fit (a variant's own, for label flips)
     _results_class = PolyhedralMixtureLogitResults

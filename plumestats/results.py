@@ -93,6 +93,7 @@ class PolyhedralMixtureLogitResults(
         blocked = self.chunksize is not None or model._row_source is not None
         self._block_scaling = scaling if blocked else None
         self._set_covariance(cov_type, dict(cov_kwds or {}), data_sums, use_t)
+        self._count_nonzero(getattr(mlefit, "mle_retvals", {}).get("trimmed"))
         # What the summary, the bound and pred_table need from the data comes
         # from the fit's one pass over the rows (plumestats._build) and is kept
         # as plain attributes: remove_data() clears every cached value.
@@ -130,6 +131,18 @@ class PolyhedralMixtureLogitResults(
         if covariance.df_resid_inference is not None:
             # as statsmodels' cluster option df_correction: t and F on G - 1
             self.df_resid_inference = covariance.df_resid_inference
+
+    def _count_nonzero(self, trimmed) -> None:
+        """As statsmodels' ``L1BinaryResults``: after an L1 fit, ``trimmed``
+        marks the parameters set to zero, and the degrees of freedom count
+        the ``nnz_params`` others only (``trimmed`` is all False otherwise)."""
+        self.trimmed = np.zeros(self.k_params, dtype=bool)
+        if trimmed is not None:
+            self.trimmed = np.asarray(trimmed, dtype=bool)
+        self.nnz_params = int((~self.trimmed).sum())
+        if trimmed is not None:
+            self.df_model = float(self.nnz_params - 1)
+            self.df_resid = float(self.model.nobs - self.nnz_params)
 
     @cache_readonly
     def _leverage(self) -> np.ndarray:
@@ -199,17 +212,20 @@ class PolyhedralMixtureLogitResults(
 
     @cache_readonly
     def df_modelwc(self) -> int:
-        """Number of estimated parameters, ``K * p``."""
-        return self.k_params
+        """Number of estimated parameters, ``K * p`` (after an L1 fit, the
+        nonzero ones, ``nnz_params``)."""
+        return getattr(self, "nnz_params", self.k_params)  # older pickles: all
 
     @cache_readonly
     def aic(self) -> float:
-        """Akaike information criterion, ``-2 llf + 2 K p``."""
+        """Akaike information criterion, ``-2 llf + 2 K p`` (``K p``: after an
+        L1 fit, the nonzero parameters)."""
         return self.info_criteria("aic")
 
     @cache_readonly
     def bic(self) -> float:
-        """Bayesian information criterion, ``-2 llf + log(N) K p``."""
+        """Bayesian information criterion, ``-2 llf + log(N) K p`` (``K p``:
+        after an L1 fit, the nonzero parameters)."""
         return self.info_criteria("bic")
 
     def info_criteria(self, crit: str, dk_params: float = 0):
@@ -236,7 +252,7 @@ class PolyhedralMixtureLogitResults(
         float, or (float, float) for ``"gbic"``
         """
         check_choice(crit, "crit", ("aic", "bic", "tic", "gbic"))
-        n_params = self.k_params + dk_params
+        n_params = self.df_modelwc + dk_params
         if crit == "aic":
             return -2.0 * self.llf + 2.0 * n_params
         if crit == "bic":

@@ -472,7 +472,7 @@ def _tested_row(table, candidates, fits, tests: dict, level: float) -> int:
     return chosen
 
 
-def _keep_k1_unless_beaten(table, held_out, best_row, n_se, weights) -> int:
+def _keep_k1_unless_beaten(table, held_out, best_row, n_se, weights=None) -> int:
     """``best_row``, or the best K = 1 row when the best polyhedron's held-out
     log-likelihood beats it by at most ``n_se`` standard errors of the paired
     per-row difference."""

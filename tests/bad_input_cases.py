@@ -928,10 +928,65 @@ fits(
     fit_ok,
 )
 refuses(
-    "fit_regularized(method='l1')",
-    lambda: ps.plume("y ~ x1 + x2", frame(), k=2).fit_regularized(method="l1"),
+    "fit_regularized(method='lasso')",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=2).fit_regularized(method="lasso"),
     ValueError,
     "method must be one of",
+)
+fits(
+    "fit_regularized(method='l1')",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=2).fit_regularized(method="l1"),
+    lambda res: res.converged and res.nnz_params >= 2,
+)
+refuses(
+    "L1 alpha of the wrong length",
+    lambda: _l1_fit(alpha=[0.0, 1.0, 1.0]),
+    ValueError,
+    "one per parameter",
+)
+refuses(
+    "L1 alpha negative",
+    lambda: _l1_fit(alpha=-1.0),
+    ValueError,
+    "alpha must be finite and >= 0",
+)
+refuses(
+    "L1 alpha with a NaN",
+    lambda: _l1_fit(alpha=[0.0, np.nan, 1.0, 0.0, 1.0, 1.0]),
+    ValueError,
+    "alpha must be finite and >= 0",
+)
+refuses(
+    "L1 alpha as text",
+    lambda: _l1_fit(alpha="strong"),
+    ValueError,
+    "alpha must be an array of numbers",
+)
+refuses(
+    "L1 trim_mode='foo'",
+    lambda: _l1_fit(trim_mode="foo"),
+    ValueError,
+    "trim_mode must be one of",
+)
+refuses(
+    "L1 with cov_type='HC0'",
+    lambda: _l1_fit(cov_type="HC0"),
+    ValueError,
+    "cov_type must be one of",
+)
+refuses(
+    "L1 on a label-flip model",
+    lambda: ps.plume_flip("y ~ x1 + x2", frame(), k=2).fit_regularized(
+        alpha=1.0, method="l1"
+    ),
+    ValueError,
+    "is for PolyhedralMixtureLogit",
+)
+warns(
+    "L1 with maxiter=1",
+    lambda: _l1_fit(alpha=20.0, maxiter=1),
+    ConvergenceWarning,
+    "did not converge",
 )
 refuses(
     "label-flip fit with flip_start=0.5",
@@ -1321,6 +1376,12 @@ def _multiindex_fit():
     columns = pd.MultiIndex.from_tuples([("c", ""), ("x", "1"), ("x", "2")])
     exog = pd.DataFrame(design(), columns=columns)
     return exog, PM(outcome(), exog, k=2).fit()
+
+
+def _l1_fit(alpha=1.0, **options):
+    """An L1 fit of the two-face frame (K p = 6 parameters)."""
+    model = ps.plume("y ~ x1 + x2", frame(), k=2)
+    return model.fit_regularized(alpha=alpha, method="l1", **options)
 
 
 # ============================================================ frequency weights

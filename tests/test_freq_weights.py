@@ -277,3 +277,14 @@ def test_sklearn_sample_weight(weighted):
     )
     _close(one.predict_proba(X), reference.predict_proba(scaler.transform(X)), 1e-7)
     pd.testing.assert_index_equal(pd.Index(a.classes_), pd.Index(b.classes_))
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_l1_fit_equals_the_rows_repeated(weighted, k):
+    data, weights, repeated = weighted
+    a = ps.plume(FORMULA, data, k=k, freq_weights=weights)
+    b = ps.plume(FORMULA, repeated, k=k)
+    a, b = (m.fit_regularized(alpha=5.0, method="l1") for m in (a, b))
+    _close(a.params, b.params)
+    assert a.nnz_params == b.nnz_params and a.df_resid == b.df_resid
+    np.testing.assert_allclose(a.bse, b.bse, rtol=0, atol=TOL)

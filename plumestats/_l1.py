@@ -1,0 +1,324 @@
+r"""L1-penalised fits, ``fit_regularized(method="l1")``: sparse faces.
+
+The objective is statsmodels' for its discrete models'
+``fit_regularized(method="l1")``, on the user's (unstandardised) parameters:
+
+.. math::
+
+    \min_w \; -\frac{L(w)}{N} + \frac{1}{N} \sum_j \alpha_j |w_j|,
+
+which is ``-L + sum_j alpha_j |w_j|`` scaled by ``1/N`` (statsmodels divides
+the log-likelihood and ``alpha`` by the number of observations), so ``alpha``
+is in log-likelihood units: at a nonzero estimate ``|dL/dw_j| = alpha_j``.
+
+The problem is not concave for K > 1, so the L1 fit starts from an ordinary
+EM fit (the nearest maximum of L) and statsmodels' own solver,
+:func:`statsmodels.base.l1_slsqp.fit_l1_slsqp`, does the L1 part: it writes
+``|w_j|`` as ``u_j`` with ``-u_j <= w_j <= u_j`` (a smooth constrained
+problem for SLSQP). SLSQP stops about 1e-5 short of the optimum, so the
+parameters it leaves below ``size_trim_tol`` are set to exactly zero (unless
+``trim_mode="off"``), Newton steps on the others, their signs held, solve
+``dL/dw_j = alpha_j sign(w_j)`` to rounding, and statsmodels' check of the
+optimality conditions (``qc_tol``: ``|dL/dw_j| <= alpha_j`` at the zeros)
+decides whether the fit converged. The results are the engine's
+(:func:`plumestats._build.build_results`), with the zeros held fixed: their
+covariance rows are NaN and the others come from the information of the
+nonzero parameters only, as statsmodels' ``L1BinaryResults``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from statsmodels.base.l1_slsqp import fit_l1_slsqp
+from statsmodels.base.l1_solvers_common import qc_results
+
+from ._build import build_results
+from ._fitting import build_problem
+from ._validation import (
+    check_choice,
+    check_int,
+    check_positive_float,
+    float_vector,
+)
+
+__all__ = ["L1_OPTIONS", "fit_l1", "penalty_weights"]
+
+# statsmodels' defaults (DiscreteModel.fit_regularized and fit_l1_slsqp)
+L1_OPTIONS = {
+    "trim_mode": "auto",
+    "auto_trim_tol": 0.01,
+    "size_trim_tol": 1e-4,
+    "qc_tol": 0.03,
+    "acc": 1e-10,
+}
+# the L2 penalty of the start fit when the unpenalised one has no finite
+# maximum (separation) or more parameters than observations
+_START_ALPHA = 1e-3
+# the optimality conditions' largest violation per observation that counts
+# as rounding (dL/dw = alpha sign(w), scaled by 1/N as the solver's objective)
+_KKT_ROUNDING = 1e-9
+# Newton steps of the polish on the nonzero parameters (each is checked)
+_POLISH_STEPS = 20
+
+
+def penalty_weights(model, alpha, intercept_index: int | None) -> np.ndarray:
+    """The per-parameter L1 weights ``alpha_j``.
+
+    A scalar weighs every slope of every face; the constant column's
+    coefficient in each face (``intercept_index``) and the extra parameters
+    (a flip rate) get 0, as statsmodels leaves its extra parameters
+    unpenalised. An array of ``model.nparams`` weights is used as given.
+    """
+    values = float_vector(alpha, "alpha")
+    if values.ndim == 0:
+        value = float(values)
+        _check_weights(np.array([value]), "alpha")
+        face = np.full(model.k_vars, value)
+        if intercept_index is not None:
+            face[intercept_index] = 0.0
+        extras = np.zeros(model.nparams - model.k * model.k_vars)
+        return np.concatenate([np.tile(face, model.k), extras])
+    if values.shape != (model.nparams,):
+        raise ValueError(
+            f"alpha must be a number or an array of {model.nparams} values, one "
+            f"per parameter (k={model.k} hyperplanes of {model.k_vars} "
+            f"coefficients, as params); got shape {values.shape}"
+        )
+    _check_weights(values, "alpha")
+    return values.copy()
+
+
+def _check_weights(values: np.ndarray, name: str) -> None:
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        where = np.flatnonzero(bad)
+        shown = ", ".join(f"[{i}] = {values[i]}" for i in where[:3])
+        raise ValueError(
+            f"{name} must be finite and >= 0 (an L1 weight per parameter); got "
+            f"{shown}" + (f" and {where.size - 3} more" if where.size > 3 else "")
+        )
+
+
+def check_l1_model(model) -> None:
+    """The L1 fit needs the smooth likelihood of PLUME's soft gate, in memory."""
+    if model.spec.hard or model.spec.flips:
+        raise ValueError(
+            f"fit_regularized(method='l1') is for PolyhedralMixtureLogit; "
+            f"{type(model).__name__}'s likelihood has "
+            + ("kinks (the hard gate)" if model.spec.hard else "a flip rate")
+            + " that the L1 solver does not handle; use method='l2'"
+        )
+    if model._row_source is not None:
+        raise ValueError(
+            "fit_regularized(method='l1') needs the design in memory; a model on "
+            "Dask collections fits with method='l2'"
+        )
+
+
+def fit_l1(
+    model,
+    alpha,
+    *,
+    start_params=None,
+    maxiter: int = 1000,
+    trim_mode: str = L1_OPTIONS["trim_mode"],
+    auto_trim_tol: float = L1_OPTIONS["auto_trim_tol"],
+    size_trim_tol: float = L1_OPTIONS["size_trim_tol"],
+    qc_tol: float = L1_OPTIONS["qc_tol"],
+    acc: float = L1_OPTIONS["acc"],
+    disp: bool = False,
+    callback=None,
+    cov_type: str = "nonrobust",
+    use_t: bool | None = None,
+    full_output: bool = True,
+    **start_options,
+):
+    """The L1-penalised fit of ``model`` (see the module docstring and
+    :meth:`PolyhedralMixtureLogit.fit_regularized`); ``start_options`` go to
+    the EM fit that gives the start."""
+    check_l1_model(model)
+    problem, scaling = build_problem(model, 0.0)
+    weights = penalty_weights(model, alpha, scaling.intercept_index)
+    check_choice(trim_mode, "trim_mode", ("auto", "size", "off"))
+    check_choice(cov_type, "cov_type", ("nonrobust",))
+    solver = {
+        "trim_mode": trim_mode,
+        "auto_trim_tol": check_positive_float(auto_trim_tol, "auto_trim_tol"),
+        "size_trim_tol": check_positive_float(size_trim_tol, "size_trim_tol"),
+        "qc_tol": check_positive_float(qc_tol, "qc_tol"),
+        "qc_verbose": False,
+        "acc": check_positive_float(acc, "acc"),
+    }
+    maxiter = check_int(maxiter, "maxiter")
+    start, start_retvals = _start(model, start_params, start_options)
+    params, retvals = _solve(model, weights, start, solver, maxiter, disp, callback)
+    retvals.update(start_retvals)
+    internal = scaling.to_internal(params.reshape(model.k, -1)).ravel()
+    settings = {
+        "optimizer": "statsmodels l1 (SLSQP)",
+        "method": "l1",
+        "mstep": None,
+        "init": "start_params" if start_params is not None else "EM fit",
+        "n_init": 1,
+        "alpha": 0.0,  # the L2 penalty: none
+        "alpha_l1": weights,
+        **{key: solver[key] for key in L1_OPTIONS},
+        "gating": model.gating,
+        "maxiter": maxiter,
+        "tol": None,
+        "em_tol": None,
+        "newton_finish": False,
+        "chunksize": None,
+        "reseat": 0,
+    }
+    options = {
+        "cov_type": cov_type,
+        "cov_kwds": {},
+        "use_t": use_t,
+        "disp": disp,
+        "full_output": full_output,
+    }
+    return build_results(
+        model, problem, scaling, internal, retvals, settings, options=options
+    )
+
+
+def _start(model, start_params, start_options: dict):
+    """The start of the L1 solver, in the user's units: ``start_params``, or
+    an EM fit (with a small L2 penalty when the unpenalised fit has no finite
+    maximum). The start fit's own warnings are about that fit, not the L1
+    one: its convergence is kept in ``mle_retvals["start_converged"]``."""
+    if start_params is not None:
+        if start_options:
+            raise TypeError(
+                f"fit_regularized(method='l1') got {sorted(start_options)}, options "
+                "of the EM start fit, together with start_params"
+            )
+        return model._check_params(start_params), {"start_converged": None}
+    wide = model.nparams > model.nobs
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        fitted = model.fit(alpha=_START_ALPHA if wide else 0.0, **start_options)
+        if fitted.mle_retvals["separation"] and not wide:
+            fitted = model.fit(alpha=_START_ALPHA, **start_options)
+    start = np.asarray(fitted.params, dtype=float)
+    return start, {"start_converged": bool(fitted.converged)}
+
+
+def _solve(model, weights, start, solver: dict, maxiter, disp, callback):
+    """statsmodels' SLSQP L1 solver from ``start``, then the polish; the
+    parameters (exact zeros where trimmed) and the ``mle_retvals``."""
+    nobs = float(model.nobs)
+
+    def objective(params):
+        return -model.loglike(params) / nobs
+
+    def gradient(params):
+        return -model.score(params) / nobs
+
+    rescaled = weights / nobs
+    # statsmodels checks the optimality conditions and trims at SLSQP's point,
+    # about 1e-5 short of the optimum: too far for a small alpha (the check
+    # fails, or the gradient rule zeroes true slopes). Here the zeros are
+    # SLSQP's (|w_j| below size_trim_tol, penalised), the others are polished
+    # and statsmodels' check is made at the optimum.
+    kwargs = {**solver, "trim_mode": "off", "alpha_rescaled": rescaled}
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        params, found = fit_l1_slsqp(
+            objective,
+            gradient,
+            start,
+            (),
+            kwargs,
+            disp=disp,
+            maxiter=maxiter,
+            callback=callback,
+            full_output=True,
+        )
+    params = np.array(params, dtype=float)
+    trimmed = np.zeros(params.size, dtype=bool)
+    n_polish = 0
+    if solver["trim_mode"] != "off":
+        trimmed = (weights > 0) & (np.abs(params) < solver["size_trim_tol"])
+        params[trimmed] = 0.0
+        params, n_polish = _polish(model, params, weights, ~trimmed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        passed = qc_results(params, rescaled, gradient, solver["qc_tol"])
+    residual = _kkt_residual(model, params, weights, ~trimmed)
+    # SLSQP can stop at its optimum with "positive directional derivative"
+    # (its line search cannot improve on rounding): the polish's optimality
+    # conditions, met to rounding, are the better test then
+    exact = residual <= _KKT_ROUNDING * nobs
+    converged = bool(passed) and (bool(found["converged"]) or exact)
+    message = "statsmodels' l1 (SLSQP) solver " + (
+        "converged" if converged else f"did not converge ({found['warnflag']})"
+    )
+    if caught:  # the optimality check's own words
+        message += "; " + str(caught[0].message).split("\n")[0]
+    llfs = np.array([model.loglike(start), model.loglike(params)])
+    retvals = {
+        "converged": converged,
+        "iterations": int(found["iterations"]),
+        "message": message,
+        "warnflag": found["warnflag"],
+        "trimmed": trimmed,
+        "nnz_params": int((~trimmed).sum()),
+        "llf_history": llfs,
+        "steps": [],
+        "n_em_steps": 0,
+        "n_newton_steps": n_polish,
+        "max_abs_score": residual,
+        "restarts_llf": llfs[1:],
+        "restarts_converged": np.array([converged]),
+        "separation": False,
+        "remedy": "Increase maxiter, loosen acc, or use trim_mode='size'.",
+    }
+    return params, retvals
+
+
+def _penalised(model, params, weights) -> float:
+    """The objective ``-L + sum_j alpha_j |w_j|`` (total, not per observation)."""
+    return -model.loglike(params) + float(weights @ np.abs(params))
+
+
+def _polish(model, params, weights, free):
+    """Newton steps on the nonzero parameters with their signs held, solving
+    ``dL/dw_F = alpha_F sign(w_F)``: on that orthant the objective is smooth.
+    A step is kept only if it flips no sign and does not raise the objective,
+    and only while ``-H_FF`` is positive definite (K > 1 need not be concave):
+    otherwise SLSQP's point stands. Returns the parameters and the steps kept."""
+    signs = np.sign(params[free])
+    current = _penalised(model, params, weights)
+    for step_count in range(_POLISH_STEPS):
+        grad = model.score(params)[free] - weights[free] * signs
+        neg_hess = -model.hessian(params)[np.ix_(free, free)]
+        try:
+            chol = np.linalg.cholesky(neg_hess)
+        except np.linalg.LinAlgError:
+            return params, step_count
+        step = np.linalg.solve(chol.T, np.linalg.solve(chol, grad))
+        trial = params.copy()
+        trial[free] += step
+        value = _penalised(model, trial, weights)
+        if np.any(np.sign(trial[free]) != signs) or not value <= current + 1e-12 * abs(
+            current
+        ):
+            return params, step_count
+        params, current = trial, value
+        if np.max(np.abs(step)) <= 1e-12 * (1.0 + np.max(np.abs(params))):
+            return params, step_count + 1
+    return params, _POLISH_STEPS
+
+
+def _kkt_residual(model, params, weights, free) -> float:
+    """The largest violation of the optimality conditions, in log-likelihood
+    units: ``|dL/dw_j - alpha_j sign(w_j)|`` at a nonzero ``w_j``, how far
+    ``|dL/dw_j|`` exceeds ``alpha_j`` at a zero one."""
+    score = model.score(params)
+    at_nonzero = np.abs(score[free] - weights[free] * np.sign(params[free]))
+    at_zero = np.maximum(np.abs(score[~free]) - weights[~free], 0.0)
+    return float(np.max(np.concatenate([at_nonzero, at_zero, [0.0]])))

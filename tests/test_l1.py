@@ -1,0 +1,163 @@
+"""L1 fit_regularized (issue 30, sparse faces): at K = 1 it is statsmodels'
+L1 logistic regression; exact zeros, unpenalised intercepts, the results and
+summary of a sparse fit, and recovery of a polyhedron among noise features."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+
+import plumestats.api as ps
+from plumestats import PolyhedralMixtureLogit
+
+
+@functools.cache
+def _logit_data(nobs: int = 300, seed: int = 0):
+    """A constant, two true slopes and three of noise."""
+    rng = np.random.default_rng(seed)
+    exog = sm.add_constant(rng.normal(size=(nobs, 5)) * [1.0, 2.0, 1.0, 0.5, 1.0])
+    truth = np.array([0.3, 1.0, -0.5, 0.0, 0.0, 0.0])
+    endog = (exog @ truth + rng.logistic(size=nobs) > 0).astype(float)
+    return endog, exog
+
+
+def _statsmodels_l1(alpha: np.ndarray):
+    endog, exog = _logit_data()
+    # statsmodels' SLSQP stops ~1e-5 short at its default accuracy: tightened
+    return sm.Logit(endog, exog).fit_regularized(
+        method="l1", alpha=alpha, disp=0, acc=1e-14
+    )
+
+
+@pytest.mark.parametrize("alpha", [0.5, 3.0, 10.0, 40.0])
+def test_scalar_alpha_is_statsmodels_l1_logit_at_k1(alpha):
+    endog, exog = _logit_data()
+    ours = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
+        alpha=alpha, method="l1"
+    )
+    # a scalar weighs the slopes only: statsmodels gets 0 on the constant
+    reference = _statsmodels_l1(np.r_[0.0, np.full(5, alpha)])
+    assert ours.converged
+    np.testing.assert_allclose(ours.params, reference.params, atol=1e-6, rtol=0)
+    np.testing.assert_array_equal(ours.trimmed, reference.trimmed)
+    assert ours.nnz_params == reference.nnz_params
+    assert ours.df_model == reference.df_model
+    assert ours.df_resid == reference.df_resid
+    np.testing.assert_allclose(ours.bse, reference.bse, rtol=1e-5)
+    # statsmodels' params are ~1e-8 from the optimum even at acc=1e-14
+    np.testing.assert_allclose(ours.llf, reference.llf, rtol=1e-7)
+    np.testing.assert_allclose(ours.aic, reference.aic, rtol=1e-7)
+
+
+def test_per_parameter_alpha_is_used_as_given_at_k1():
+    endog, exog = _logit_data()
+    alpha = np.array([2.0, 0.0, 5.0, 20.0, 1.0, 8.0])  # the constant penalised too
+    ours = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
+        alpha=alpha, method="l1"
+    )
+    reference = _statsmodels_l1(alpha)
+    np.testing.assert_allclose(ours.params, reference.params, atol=1e-6, rtol=0)
+    np.testing.assert_array_equal(ours.trimmed, reference.trimmed)
+    np.testing.assert_array_equal(ours.mle_settings["alpha_l1"], alpha)
+
+
+def test_the_optimality_conditions_hold_with_exact_zeros():
+    endog, exog = _logit_data()
+    model = PolyhedralMixtureLogit(endog, exog, k=1)
+    res = model.fit_regularized(alpha=10.0, method="l1")
+    params = np.asarray(res.params)
+    score = model.score(params)
+    zero = params == 0.0
+    assert zero.sum() >= 2 and np.array_equal(zero, res.trimmed)
+    assert np.all(np.abs(score[zero]) <= 10.0 * (1 + 1e-6))
+    nonzero = ~zero & (np.arange(6) > 0)
+    np.testing.assert_allclose(
+        score[nonzero], 10.0 * np.sign(params[nonzero]), atol=1e-8
+    )
+    assert abs(score[0]) < 1e-8  # the unpenalised constant: dL/dw = 0
+    assert np.all(np.isnan(res.bse[zero])) and np.all(np.isfinite(res.bse[~zero]))
+
+
+def test_a_large_alpha_zeroes_every_slope_but_not_the_intercepts():
+    endog, exog = _logit_data()
+    res = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
+        alpha=1e4, method="l1"
+    )
+    params = np.asarray(res.params)
+    assert np.all(params[1:] == 0.0)
+    share = endog.mean()
+    np.testing.assert_allclose(params[0], np.log(share / (1 - share)), atol=1e-8)
+    assert res.nnz_params == 1 and res.df_model == 0
+
+
+def test_alpha_zero_is_the_ordinary_fit():
+    data, _ = ps.simulate_polyhedron(400, d=2, k=2, noise=0.05, random_state=3)
+    model = ps.plume("y ~ x1 + x2", data, k=2)
+    plain = model.fit()
+    l1 = model.fit_regularized(alpha=0.0, method="l1")
+    assert l1.converged and not l1.trimmed.any()
+    np.testing.assert_allclose(l1.params, plain.params, atol=1e-6)
+    np.testing.assert_allclose(l1.bse, plain.bse, rtol=1e-5)
+    assert l1.df_model == plain.df_model
+
+
+def test_recovers_the_faces_among_noise_features():
+    data, truth = ps.simulate_polyhedron(600, d=2, k=3, noise=0.05, random_state=1)
+    rng = np.random.default_rng(2)
+    noise = [f"z{j + 1}" for j in range(10)]
+    for name in noise:
+        data[name] = rng.normal(size=len(data))
+    formula = "y ~ x1 + x2 + " + " + ".join(noise)
+    res = ps.plume(formula, data, k=3).fit_regularized(alpha=10.0, method="l1")
+    faces = res.hyperplanes
+    assert res.converged
+    assert (faces[noise] == 0).to_numpy().mean() >= 0.9
+    # each true face is found: a fitted normal points as the true one does
+    fitted = faces[["x1", "x2"]].to_numpy()
+    fitted = fitted / np.linalg.norm(fitted, axis=1, keepdims=True)
+    cosines = truth[["x1", "x2"]].to_numpy() @ fitted.T
+    assert np.all(cosines.max(axis=1) > 0.9)
+
+
+def test_the_summary_marks_the_zeros():
+    endog, exog = _logit_data()
+    res = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
+        alpha=10.0, method="l1"
+    )
+    text = str(res.summary())
+    assert "L1 penalty:" in text and "L2 penalty:" not in text
+    assert "exactly zero (coef 0, std err nan): h1:x3" in text
+    assert "Df Model:" in text and f"{res.df_model:g}" in text
+    assert "Standard errors are NaN: the observed information" not in text
+
+
+def test_the_counts_survive_a_json_round_trip(tmp_path):
+    endog, exog = _logit_data()
+    res = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
+        alpha=10.0, method="l1"
+    )
+    path = tmp_path / "fit.json"
+    res.save_json(path)
+    loaded = ps.load_json(path)
+    np.testing.assert_array_equal(loaded.trimmed, res.trimmed)
+    assert loaded.aic == pytest.approx(res.aic) and loaded.df_model == res.df_model
+
+
+def test_an_unconverged_solver_says_so():
+    endog, exog = _logit_data()
+    model = PolyhedralMixtureLogit(endog, exog, k=1)
+    with pytest.warns(Warning, match="did not converge"):
+        res = model.fit_regularized(alpha=20.0, method="l1", maxiter=1)
+    assert res.mle_retvals["converged"] is False
+
+
+def test_the_bootstrap_of_an_l1_fit_is_refused():
+    endog, exog = _logit_data()
+    res = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
+        alpha=10.0, method="l1"
+    )
+    with pytest.raises(ValueError, match="L1"):
+        res.bootstrap(n_boot=5)
