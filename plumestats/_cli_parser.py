@@ -126,6 +126,12 @@ def _model_options(fit) -> None:
         default=1,
         help="the outcome code that forms the polyhedron (default 1)",
     )
+    fit.add_argument(
+        "--freq-weights",
+        metavar="COLUMN",
+        help="the column of DATA holding frequency weights: how many "
+        "observations each row stands for",
+    )
 
 
 def _em_options(fit) -> None:

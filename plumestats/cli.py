@@ -129,7 +129,8 @@ def _as_json(res, formula: str) -> dict:
         "formula": formula,
         "k": int(res.k),
         "gamma": _finite(res.gamma),
-        "nobs": int(res.nobs),
+        # observations (frequency weights may make them a non-whole sum)
+        "nobs": int(res.nobs) if float(res.nobs).is_integer() else float(res.nobs),
         "converged": bool(res.mle_retvals.get("converged", False)),
         "params": {str(n): _finite(v) for n, v in params.items()},
         "bse": {str(n): _finite(v) for n, v in res.bse.items()},
@@ -155,13 +156,18 @@ def _covariance_options(args: argparse.Namespace, data: pd.DataFrame, model) -> 
         )
     if args.cluster is None:
         return {"cov_type": args.cov_type}
-    if args.cluster not in data.columns:
-        close = difflib.get_close_matches(args.cluster, map(str, data.columns), n=3)
-        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise CLIError(f"--cluster column {args.cluster!r} is not in {args.data}{hint}")
+    _check_column(args.cluster, "--cluster", data, args.data)
     # the rows the formula kept (rows with missing values were dropped)
     groups = data[args.cluster].loc[model.data.row_labels]
     return {"cov_type": "cluster", "cov_kwds": {"groups": groups.to_numpy()}}
+
+
+def _check_column(column: str, option: str, data: pd.DataFrame, path: str) -> None:
+    """``column`` is a column of the CSV, or a one-line error with the near ones."""
+    if column not in data.columns:
+        close = difflib.get_close_matches(column, map(str, data.columns), n=3)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise CLIError(f"{option} column {column!r} is not in {path}{hint}")
 
 
 # ---------------------------------------------------------------- commands
@@ -174,6 +180,9 @@ def _fit(args: argparse.Namespace) -> None:
     options = {"k": args.k, "inside": args.inside, "eval_env": _formula_namespace()}
     if not args.hard:
         options["gamma"] = args.gamma
+    if args.freq_weights is not None:
+        _check_column(args.freq_weights, "--freq-weights", data, args.data)
+        options["freq_weights"] = data[args.freq_weights].to_numpy()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

@@ -720,3 +720,19 @@ def test_json_output_needs_a_safe_formula_even_when_unsafe_is_allowed(
         capsys.readouterr().err, "fit.json: .*calls abs.* a name not ending in .json"
     )
     assert not out.exists()
+
+
+def test_fit_with_frequency_weights_from_a_column(small_csv, tmp_path, capsys):
+    data = pd.read_csv(small_csv)
+    data["count"] = np.arange(len(data)) % 3
+    path = tmp_path / "counts.csv"
+    data.to_csv(path, index=False)
+    args = ["fit", str(path), SMALL, "--k", "1", "--json"]
+    assert main([*args, "--freq-weights", "count"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    repeated = data.loc[np.repeat(data.index, data["count"])]
+    expected = plume(SMALL, repeated, k=1).fit()
+    assert payload["nobs"] == len(repeated)
+    np.testing.assert_allclose(list(payload["params"].values()), expected.params)
+    assert main([*args, "--freq-weights", "counts"]) == 1
+    _one_error_line(capsys.readouterr().err, "--freq-weights column 'counts' is not")
