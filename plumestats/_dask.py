@@ -32,7 +32,7 @@ from ._memory import check_parameter_count
 from ._objectives import block_sums, combine_sums
 from ._outcome import encode_outcome, prepare_endog
 from ._rows import combine_moments, design_moments, scaling_from_moments
-from ._weights import refuse_weights
+from ._weights import refuse_all_zero, refuse_weights
 
 __all__ = [
     "DaskRows",
@@ -250,7 +250,7 @@ def _checked_weights(dask, da, freq_weights, x):
         if count:
             refuse_weights(int(count), what, float(w[first].compute()), int(first))
     if not float(w.sum().compute()) > 0:
-        refuse_weights(0, "", 0.0, 0)
+        refuse_all_zero()
     return w
 
 

@@ -26,7 +26,7 @@ from ._design_checks import (
 from ._formula_data import check_design_values
 from ._memory import check_parameter_count
 from ._outcome import encode_outcome, prepare_endog
-from ._weights import check_freq_weights
+from ._weights import check_freq_weights, check_weighted_classes
 
 __all__ = [
     "FORMULA_KEYWORDS",
@@ -294,6 +294,7 @@ def finish_arrays(model, mapping, n_given: int, missing: str, kwargs: dict):
         # a formula's string outcome came as indicator columns: one name now
         model.data.ynames = yname
     model.outcome_mapping = mapping or coding
+    check_weighted_classes(y01, model.freq_weights, model.outcome_mapping)
     orig = model.data.orig_exog
     if isinstance(orig, np.ndarray) and orig.dtype.names is None:
         # statsmodels would name the columns from exog.var(0), an (n, p)

@@ -263,7 +263,8 @@ class _Run:
     def small(self, grad) -> bool:
         """Mean score per observation below ``gtol`` (standardised units)."""
         return bool(
-            np.max(np.abs(grad)) <= self.options.gtol * max(1, self.problem.nobs)
+            np.max(np.abs(grad))
+            <= self.options.gtol * max(1, self.problem.source.weight_sum)
         )
 
     def trace(self) -> EMTrace:
@@ -391,4 +392,4 @@ def _escape_saddle(run: _Run, terms):
 
 def _vanished_gradient(grad: np.ndarray, problem) -> bool:
     """Mean score per observation at rounding level (standardised coordinates)."""
-    return bool(np.max(np.abs(grad)) <= 1e-12 * max(1, problem.nobs))
+    return bool(np.max(np.abs(grad)) <= 1e-12 * max(1, problem.source.weight_sum))

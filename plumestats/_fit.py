@@ -220,7 +220,9 @@ def check_memory(model, chunksize) -> None:
     model's partitions live on the workers: not checked here)."""
     if model._row_source is None:
         auto = auto_chunksize(model.k_vars, model.k)
-        check_fit_memory(model.nobs, model.k_vars, model.k, chunksize, auto)
+        check_fit_memory(
+            int(model.exog.shape[0]), model.k_vars, model.k, chunksize, auto
+        )
 
 
 def check_chunksize(model, chunksize, method, cov_type):

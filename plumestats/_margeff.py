@@ -320,7 +320,9 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         count_idx = _discrete_columns(model.exog, effects_idx, "count") if count else []
         self.dummy_idx = np.asarray(dummy_idx) if len(dummy_idx) else None
         self.count_idx = np.asarray(count_idx) if len(count_idx) else None
-        weights = model.freq_weights
+        # the sample's weights, unless atexog replaces its rows by new ones
+        new_rows = atexog is not None and not isinstance(atexog, dict)
+        weights = None if new_rows else model.freq_weights
         exog = _margeff_exog(model, model.exog, at, atexog, weights)
         share = np.full(len(exog), 1.0 / len(exog))
         if weights is not None and len(exog) == len(weights):
@@ -330,7 +332,7 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         for columns, shift in ((dummy_idx, None), (count_idx, 1.0)):
             for col in columns:
                 self._discrete_effect(
-                    deriv, exog, col, (shift, share), method, effects, jac
+                    deriv, exog, col, shift, method, effects, jac, share=share
                 )
         if at == "all":
             self.margeff = effects[:, effects_idx]
@@ -359,11 +361,10 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
     summary.__doc__ = DiscreteMargins.summary.__doc__
 
     @staticmethod
-    def _discrete_effect(deriv, exog, col, shifts, method, effects, jac):
+    def _discrete_effect(deriv, exog, col, shift, method, effects, jac, *, share):
         """A dummy's change from 0 to 1, or a count's from x - 1 to x + 1 (halved),
         and its Jacobian, averaged with the rows' ``share``; ``effects`` and
         ``jac`` are updated in place."""
-        shift, share = shifts
         low, high = exog.copy(), exog.copy()
         if shift is None:
             low[:, col], high[:, col], half = 0.0, 1.0, 1.0

@@ -183,7 +183,11 @@ class RowResultsMixin:
         self._sample_design()
         # the leverage of the fit's own information (penalty included), which
         # cov_type="HC2"/"HC3" use too
-        return PolyhedralInfluence(self, hat_matrix_diag=self._leverage)
+        # (with frequency weights, GLM's: the row's weight times one copy's)
+        leverage = self._leverage
+        if self.model.freq_weights is not None:
+            leverage = leverage * self.model.freq_weights
+        return PolyhedralInfluence(self, hat_matrix_diag=leverage)
 
     def get_distribution(self, exog=None, transform: bool = True):
         """The predicted distribution of the outcome: a frozen
@@ -406,16 +410,18 @@ def _face_shares(results) -> pd.DataFrame:
     onehot = owner[:, None] == np.arange(results.k)
     y01 = np.asarray(model.endog, dtype=float)
     labels = {code: label for label, code in results.outcome_mapping.items()}
-    owned = onehot.sum(axis=0)
-    n_one = onehot.T.astype(float) @ y01
+    # each row counted as its frequency weight: the observations
+    f = np.ones(y01.size) if model.freq_weights is None else model.freq_weights
+    owned = onehot.T.astype(float) @ f
+    n_one = onehot.T.astype(float) @ (f * y01)
     with np.errstate(invalid="ignore", divide="ignore"):
-        frac = np.where(owned > 0, n_one / np.maximum(owned, 1), np.nan)
+        frac = np.where(owned > 0, n_one / np.maximum(owned, 1e-300), np.nan)
     gate = model.predict(np.asarray(results.params), which="gate")
     return pd.DataFrame(
         {
-            "nobs": owned,
-            "share": owned / len(y01),
-            "gate_share": gate.mean(axis=0),
+            "nobs": owned if model.freq_weights is not None else owned.astype(int),
+            "share": owned / f.sum(),
+            "gate_share": f @ gate / f.sum(),
             f"n_{labels[0]}": (owned - n_one).astype(int),
             f"n_{labels[1]}": n_one.astype(int),
             f"frac_{labels[1]}": frac,

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["check_freq_weights", "refuse_weights", "weighted_table"]
+__all__ = [
+    "check_freq_weights",
+    "check_weighted_classes",
+    "refuse_all_zero",
+    "refuse_weights",
+    "weighted_table",
+]
 
 
 def check_freq_weights(freq_weights, n_rows: int, kept=None) -> np.ndarray:
@@ -41,7 +47,8 @@ def check_freq_weights(freq_weights, n_rows: int, kept=None) -> np.ndarray:
         raise ValueError(
             f"freq_weights must be numbers, got values of type {values.dtype}"
         ) from None
-    checked = weights if kept is None else weights[np.asarray(kept, dtype=bool)]
+    kept = np.ones(n_rows, dtype=bool) if kept is None else np.asarray(kept, bool)
+    checked = np.where(kept, weights, 1.0)  # a row the formula drops is fine
     for bad, what in (
         (~np.isfinite(checked), "missing or infinite"),
         (checked < 0, "negative"),
@@ -49,22 +56,23 @@ def check_freq_weights(freq_weights, n_rows: int, kept=None) -> np.ndarray:
         if bad.any():
             first = int(np.flatnonzero(bad)[0])
             refuse_weights(int(bad.sum()), what, checked[first], first)
-    if not np.any(checked > 0):
-        refuse_weights(0, "", 0.0, 0)
-    if kept is not None:
-        # patsy drops these rows; statsmodels then drops their weights
-        weights = np.where(np.asarray(kept, dtype=bool), weights, 0.0)
-    return weights
+    if not np.any(weights[kept] > 0):
+        refuse_all_zero()
+    # patsy drops the rows not kept; statsmodels then drops their weights
+    return np.where(kept, weights, 0.0)
+
+
+def refuse_all_zero() -> None:
+    """The error for weights that are all 0."""
+    raise ValueError(
+        "freq_weights are all zero: no observation is left to fit; a weight "
+        "is how many times its row was observed"
+    )
 
 
 def refuse_weights(count: int, what: str, value: float, first: int) -> None:
     """The error for ``count`` bad weights (``what`` they are, the first
-    ``value`` at row ``first``); ``count`` 0: all weights are 0."""
-    if count == 0:
-        raise ValueError(
-            "freq_weights are all zero: no observation is left to fit; a weight "
-            "is how many times its row was observed"
-        )
+    ``value`` at row ``first``)."""
     raise ValueError(
         f"freq_weights has {count} {what} values (the first, {float(value)!r}, "
         f"at row {first}); a weight is how many times its row was observed: "
@@ -79,3 +87,21 @@ def weighted_table(observed: np.ndarray, predicted: np.ndarray, weights=None):
     return np.histogram2d(
         observed, predicted.astype(float), bins=bins, weights=weights
     )[0]
+
+
+def check_weighted_classes(
+    y01: np.ndarray, weights: np.ndarray | None, mapping
+) -> None:
+    """Both outcome classes keep a positive weight (a class whose rows all
+    weigh 0 is not in the data the fit sees)."""
+    if weights is None:
+        return
+    for code in (0, 1):
+        if not np.any(weights[y01 == code] > 0):
+            labels = {value: label for label, value in (mapping or {}).items()}
+            raise ValueError(
+                "endog must have two levels among the rows of positive "
+                f"freq_weights, found 1: every row of class {labels.get(code, code)!r} "
+                "has weight 0; give that class weight, or fit a model with both "
+                "classes"
+            )

@@ -275,11 +275,34 @@ class PolyhedralMixtureLogitResults(
         neg_hessian = -np.asarray(model.hessian(params))
         if self.cov_type != "nonrobust":
             return np.asarray(self.cov_params()) @ neg_hessian
-        scores = np.asarray(model.score_obs(params))
+        outer = self._score_outer_product(params)
         try:
-            return np.linalg.solve(neg_hessian, scores.T @ scores)
+            return np.linalg.solve(neg_hessian, outer)
         except np.linalg.LinAlgError:
             return np.full_like(neg_hessian, np.nan)
+
+    def _score_outer_product(self, params) -> np.ndarray:
+        """``sum_n s_n s_n'`` over the observations (a row of frequency weight
+        ``f_n`` counted ``f_n`` times, as the rows repeated)."""
+        scores = SandwichData(
+            np.asarray(self.model.score_obs(params)),
+            self.model.nobs,
+            freq_weights=self.model.freq_weights,
+        ).unit_scores()
+        return scores.T @ scores
+
+    @cache_readonly
+    def covjac(self) -> np.ndarray:
+        """The inverse outer product of the observation scores (statsmodels'
+        ``covjac``, over the observations with frequency weights)."""
+        return np.linalg.inv(self._score_outer_product(np.asarray(self.params)))
+
+    @cache_readonly
+    def covjhj(self) -> np.ndarray:
+        """The sandwich ``H^-1 (S'S) H^-1`` (statsmodels' ``covjhj``, over the
+        observations with frequency weights)."""
+        hessinv = np.linalg.inv(self.hessv)
+        return hessinv @ self._score_outer_product(np.asarray(self.params)) @ hessinv
 
     # ------------------------------------------------------------ PLUME extras
     @property

@@ -33,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from ._validation import check_gamma
+from ._weights import check_freq_weights
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
@@ -503,7 +504,10 @@ def _sample_weights(sample_weight, n_samples: int) -> np.ndarray:
             f"sample_weight.shape == {weights.shape}, expected ({n_samples},): "
             "give one weight per sample"
         )
-    return weights
+    try:
+        return check_freq_weights(weights, n_samples)
+    except ValueError as exc:  # in scikit-learn's words
+        raise ValueError(str(exc).replace("freq_weights", "sample_weight")) from None
 
 
 def _with_intercept(X: np.ndarray) -> np.ndarray:

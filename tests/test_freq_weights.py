@@ -36,6 +36,16 @@ def weighted():
     return data, weights, repeated
 
 
+@pytest.fixture(scope="module")
+def pair(weighted):
+    """The default K = 2 fit with the weights, and on the rows repeated."""
+    data, weights, repeated = weighted
+    return (
+        ps.plume(FORMULA, data, k=2, freq_weights=weights).fit(),
+        ps.plume(FORMULA, repeated, k=2).fit(),
+    )
+
+
 def _close(a, b, tol=TOL):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=0, atol=tol)
 
@@ -153,10 +163,9 @@ def test_margins_and_average_prediction_equal_the_rows_repeated(weighted):
     _close(pa.se, pb.se)
 
 
-def test_bound_and_summary(weighted):
-    data, weights, repeated = weighted
-    a = ps.plume(FORMULA, data, k=2, freq_weights=weights).fit()
-    b = ps.plume(FORMULA, repeated, k=2).fit()
+def test_bound_and_summary(weighted, pair):
+    data, weights, _ = weighted
+    a, b = pair
     assert a.rademacher_bound().log10_total == pytest.approx(
         b.rademacher_bound().log10_total
     )
@@ -288,3 +297,56 @@ def test_l1_fit_equals_the_rows_repeated(weighted, k):
     _close(a.params, b.params)
     assert a.nnz_params == b.nnz_params and a.df_resid == b.df_resid
     np.testing.assert_allclose(a.bse, b.bse, rtol=0, atol=TOL)
+
+
+def test_face_shares_and_criteria_count_observations(pair):
+    a, b = pair
+    pd.testing.assert_frame_equal(
+        a.face_shares(), b.face_shares(), check_dtype=False, atol=1e-12
+    )
+    for criterion in ("tic", "gbic"):
+        assert a.info_criteria(criterion) == pytest.approx(
+            b.info_criteria(criterion), abs=1e-7
+        )
+    _close(a.bsejac, b.bsejac)
+    _close(a.bsejhj, b.bsejhj)
+
+
+def test_margins_at_new_rows_ignore_the_sample_weights(pair):
+    a, b = pair
+    new = np.asarray(a.model.exog[:5])
+    for at in ("overall", "mean", "median"):
+        _close(
+            a.get_margeff(at=at, atexog=new).margeff,
+            b.get_margeff(at=at, atexog=new).margeff,
+        )
+
+
+def test_influence_follows_glm_with_freq_weights(weighted):
+    data, weights, _ = weighted
+    weights = weights + 1  # GLM's influence fails on rows of weight 0
+    a = ps.plume(FORMULA, data, k=1, freq_weights=weights).fit()
+    glm = sm.GLM.from_formula(
+        FORMULA, data, family=sm.families.Binomial(), freq_weights=weights
+    ).fit(tol=1e-14)
+    _close(a.get_influence().hat_matrix_diag, glm.get_influence().hat_matrix_diag)
+
+
+def test_weights_checks_name_the_row_and_the_class(weighted):
+    data = weighted[0]
+    holes = data.assign(x1=np.where(np.arange(len(data)) < 10, np.nan, data["x1"]))
+    bad = np.ones(len(data))
+    bad[20] = -1.0
+    with pytest.raises(ValueError, match="at row 20"):
+        ps.plume(FORMULA, holes, k=2, freq_weights=bad)
+    one_class = np.where(data["y"] == 1, 0.0, 1.0)
+    with pytest.raises(ValueError, match="has weight 0"):
+        ps.plume(FORMULA, data, k=2, freq_weights=one_class)
+
+
+def test_huge_weights_need_no_more_memory(weighted):
+    data, _, _ = weighted
+    res = ps.plume(FORMULA, data, k=1, freq_weights=np.full(len(data), 1e7)).fit()
+    plain = ps.plume(FORMULA, data, k=1).fit()
+    _close(res.params, plain.params, 1e-7)
+    _close(res.bse * np.sqrt(1e7), plain.bse, 1e-7)
