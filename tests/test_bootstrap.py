@@ -107,6 +107,13 @@ def test_bootstrap_is_aligned_and_reproducible(k2_fit):
     assert list(ci.index) == list(k2_fit.params.index)
     assert np.all(ci[0] < k2_fit.params) and np.all(k2_fit.params < ci[1])
     assert 0 <= boot.switched_share <= 1 and boot.failed_share == 0
+    # normal intervals: the estimate +- z bootstrap standard errors
+    normal = boot.conf_int(0.1, kind="normal")
+    half = 1.6448536269514722 * boot.bse
+    np.testing.assert_allclose(normal[0], k2_fit.params - half, rtol=1e-12)
+    np.testing.assert_allclose(normal[1], k2_fit.params + half, rtol=1e-12)
+    with pytest.raises(ValueError, match="kind"):
+        boot.conf_int(kind="basic")
 
 
 def test_bootstrap_in_summary(k2_fit):
