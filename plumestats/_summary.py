@@ -265,6 +265,11 @@ def _coefficient_table(results, columns, rows: slice, label: str, labels, alpha)
     return table
 
 
+# the sample size from which the coverage study found K > 1 Wald intervals
+# regular (N = 10000; at N = 500 they under-covered)
+_REGULAR_NOBS = 10000
+
+
 def _inference_notes(results, alpha, bootstrap, bound) -> list[str]:
     """Notes on the outcome and on reading the inference: flips, bootstrap,
     covariance, the LLR test, the Rademacher bound."""
@@ -282,6 +287,13 @@ def _inference_notes(results, alpha, bootstrap, bound) -> list[str]:
         notes.append(_bootstrap_note(bootstrap, alpha))
     if results.cov_type != "nonrobust" and bootstrap is None:
         notes.append(results.cov_kwds["description"])
+    if results.k > 1 and bootstrap is None and results.nobs < _REGULAR_NOBS:
+        notes.append(
+            f"Intervals: with K > 1 and fewer than {_REGULAR_NOBS} observations "
+            "these can cover less than their level (82-96% for 95% at N = 500 in "
+            "the coverage study); res.bootstrap(...).conf_int(kind='normal') "
+            "held it there (user guide: which interval to trust when)."
+        )
     if results.k > 1:
         notes.append(
             "LLR p-value: the test against the intercept-only logit is non-regular "
