@@ -24,6 +24,8 @@ How
 
 Usage
     python -m benchmarks.lr_bootstrap --jobs 2        # 200 data sets x 99 draws
+    python -m benchmarks.lr_bootstrap --jobs 2 --power-n 200 100  # and power at
+                                                      # smaller N (harder)
     python -m benchmarks.lr_bootstrap --quick         # smoke test
 
 The Markdown table is printed and written, with the provenance of the run, to
@@ -100,6 +102,15 @@ def run_setting(n, d, k_true, data_sets, draws, jobs, seed) -> dict:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=500, help="rows per data set")
+    parser.add_argument(
+        "--power-n",
+        type=int,
+        nargs="*",
+        default=[],
+        metavar="N",
+        help="also the power at these smaller N (the first --d): a harder "
+        "alternative, fewer points to see the second face",
+    )
     parser.add_argument("--d", type=int, nargs="+", default=[2, 5])
     parser.add_argument("--data-sets", type=int, default=200)
     parser.add_argument("--draws", type=int, default=99)
@@ -117,18 +128,23 @@ def main(argv: list[str] | None = None) -> None:
         "median s per data set |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for k_true, label in ((1, "one face (size)"), (2, "two faces (power)")):
-        for d in args.d:
-            progress(f"[{label}, d = {d}] {args.data_sets} x {args.draws}")
-            found = run_setting(
-                args.n, d, k_true, args.data_sets, args.draws, args.jobs, args.seed
-            )
-            lines.append(
-                f"| {label} | {d} | {args.n} | {args.data_sets} x {args.draws} | "
-                f"{100 * found['bootstrap']:.1f}% | {100 * found['chi2']:.1f}% | "
-                f"{100 * found['failed']:.2f}% | {100 * found['unsettled']:.1f}% | "
-                f"{found['seconds']:.2f} |"
-            )
+    settings = [
+        (k_true, label, d, args.n)
+        for k_true, label in ((1, "one face (size)"), (2, "two faces (power)"))
+        for d in args.d
+    ]
+    settings += [(2, "two faces (power)", args.d[0], n) for n in args.power_n]
+    for k_true, label, d, n in settings:
+        progress(f"[{label}, d = {d}, N = {n}] {args.data_sets} x {args.draws}")
+        found = run_setting(
+            n, d, k_true, args.data_sets, args.draws, args.jobs, args.seed
+        )
+        lines.append(
+            f"| {label} | {d} | {n} | {args.data_sets} x {args.draws} | "
+            f"{100 * found['bootstrap']:.1f}% | {100 * found['chi2']:.1f}% | "
+            f"{100 * found['failed']:.2f}% | {100 * found['unsettled']:.1f}% | "
+            f"{found['seconds']:.2f} |"
+        )
     write_table_report(
         args,
         "lr_bootstrap",
