@@ -208,13 +208,17 @@ def _profile_intervals(res):
 
 
 def run_cell(
-    cell: Cell, seed: int, profile: bool = False, n_boot: int = 0
+    cell: Cell,
+    seed: int,
+    profile: bool = False,
+    n_boot: int = 0,
+    bootstrap_max_n: int = BOOTSTRAP_MAX_N,
 ) -> pd.DataFrame:
     # a cell's seeds depend on the cell only, not on which others run with it
     seed0 = seed + zlib.crc32(cell.label.encode()) % 10**6 * 10**4
     truth = true_hyperplanes(cell.k, cell.d, SHARPNESS[cell.variant])
     # the bootstrap's refits at N = 10000 take ~20 s a replicate: small N only
-    n_boot = n_boot if cell.nobs <= BOOTSTRAP_MAX_N else 0
+    n_boot = n_boot if cell.nobs <= bootstrap_max_n else 0
     rows = [
         one_replicate(cell, truth, seed0 + r, profile, n_boot) for r in range(cell.reps)
     ]
@@ -480,7 +484,14 @@ def parse_args(argv=None) -> argparse.Namespace:
         metavar="B",
         help="also the coverage of the bootstrap's percentile intervals and of "
         "params +- 1.96 bootstrap SE (results.bootstrap, B replicates), in the "
-        f"cells with N <= {BOOTSTRAP_MAX_N}; slow",
+        "cells with N <= --bootstrap-max-n; slow",
+    )
+    parser.add_argument(
+        "--bootstrap-max-n",
+        type=int,
+        default=BOOTSTRAP_MAX_N,
+        metavar="N",
+        help=f"the largest N whose cells get the bootstrap (default {BOOTSTRAP_MAX_N})",
     )
     add_options(parser, quick="one small cell, 5 replicates", jobs=True)
     args = parser.parse_args(argv)
@@ -500,7 +511,11 @@ def main(argv=None) -> int:
     with blas_limit(1):
         blas = blas_info()
         for cell in build_cells(args):
-            tables.append(run_cell(cell, args.seed, args.profile, args.bootstrap))
+            tables.append(
+                run_cell(
+                    cell, args.seed, args.profile, args.bootstrap, args.bootstrap_max_n
+                )
+            )
             progress(f"{cell.label}: done ({60 * run.minutes:.0f} s)")
             # rewritten after every cell: an interrupted run keeps what it did
             header = run.header(blas=blas)
