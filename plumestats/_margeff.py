@@ -325,7 +325,7 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         weights = None if new_rows else model.freq_weights
         exog = _margeff_exog(model, model.exog, at, atexog, weights)
         share = np.full(len(exog), 1.0 / len(exog))
-        if weights is not None and len(exog) == len(weights):
+        if weights is not None and at == "overall":
             share = weights / np.sum(weights)  # the average over the observations
         deriv = _Derivatives(model, params)
         effects, jac = deriv.continuous(exog, method, at != "all", share)

@@ -337,6 +337,7 @@ class FlipObjective:
         out: dict = {}
         terms = rows.terms
         clean = w(rows.clean)
+        noise = float(w(rows.noise).sum())
         if "L" in need:
             out["L"] = np.array(w(rows.loglikeobs).sum())
             out["n_perfect"] = _n_perfect(rows.loglikeobs, weights)
@@ -349,12 +350,12 @@ class FlipObjective:
         if "moved" in need:
             out["moved"] = _max_abs(terms.scores - anchor_scores)
         if "noise" in need:
-            out["noise"] = np.array(w(rows.noise).sum())
+            out["noise"] = np.array(noise)
         if "grad" in need or "hess" in need:
             plume = terms.score_weights(self.gamma)
         if "grad" in need:
             theta = ((clean[:, None] * plume).T @ design).ravel()
-            eta = float(w(rows.noise).sum()) - n_units * rows.lam
+            eta = noise - n_units * rows.lam
             out["grad"] = np.append(theta, eta)
         if "hess" in need:
             out["hess"] = self._hessian(design, rows, plume, w, n_units)

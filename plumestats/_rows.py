@@ -67,8 +67,7 @@ def design_moments(x: np.ndarray, y: np.ndarray, weights=None) -> dict:
             "sumsq": f @ x**2,
             "nonzero": f @ (x != 0),
             "nonfinite": int(np.sum(~np.isfinite(x))),
-            # the rows of the fit (a row of weight 0 is none)
-            "radius": float(np.sqrt(np.max((x[f > 0] ** 2).sum(axis=1), initial=0.0))),
+            "radius": _largest_norm(x, weights),
             "yvalues": np.unique(y),
         }
 
@@ -154,9 +153,7 @@ class InMemoryRows:
             self.design = DesignMatrix(self.scaling.transform_exog(exog))
             self.exog = None
             self.moments = None
-            self.radius = _largest_row_norm(
-                exog if weights is None else exog[weights > 0]
-            )
+            self.radius = _largest_row_norm(exog, weights)
         else:
             self.moments = in_memory_moments(exog, self.y_pm, self.chunksize, weights)
             self.scaling = scaling or scaling_from_moments(self.moments)
@@ -176,7 +173,7 @@ class InMemoryRows:
         rows.chunksize, rows.single = None, True
         rows.scaling, rows.exog, rows.moments = None, None, None
         rows.design = z if isinstance(z, DesignMatrix) else DesignMatrix(z)
-        rows.radius = _largest_row_norm(rows.design.values)
+        rows.radius = _largest_row_norm(rows.design.values, weights)
         return rows
 
     def _blocks(self) -> Iterator[tuple]:
@@ -213,12 +210,22 @@ def _scaling_of(exog, y_pm, weights) -> DesignScaling:
     return scaling_from_moments(design_moments(exog, y_pm, weights))
 
 
-def _largest_row_norm(exog) -> float:
-    """``max_n ||x_n||`` by row blocks (no ``(n, p)`` temporary)."""
-    largest = 0.0
+def _largest_norm(block: np.ndarray, weights=None) -> float:
+    """``max_n ||x_n||`` over the rows of one block that are in the fit (a
+    row of frequency weight 0 is not)."""
+    squares = np.einsum("ij,ij->i", block, block)
+    if weights is not None:
+        squares = squares[np.asarray(weights) > 0]
+    return float(np.sqrt(np.max(squares, initial=0.0)))
+
+
+def _largest_row_norm(exog, weights=None) -> float:
+    """:func:`_largest_norm` by row blocks (no ``(n, p)`` temporary)."""
     values = exog.values if isinstance(exog, DesignMatrix) else exog
+    largest = 0.0
     for start in range(0, values.shape[0], 65536):
-        block = np.asarray(values[start : start + 65536], dtype=float)
-        if block.size:
-            largest = max(largest, float(np.max(np.einsum("ij,ij->i", block, block))))
-    return float(np.sqrt(largest))
+        rows = slice(start, start + 65536)
+        block = np.asarray(values[rows], dtype=float)
+        block_weights = None if weights is None else weights[rows]
+        largest = max(largest, _largest_norm(block, block_weights))
+    return largest

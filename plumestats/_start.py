@@ -246,14 +246,13 @@ def reseat_faces(
     """The EM runs of up to ``max_moves`` re-seating moves from ``best``.
 
     ``problem`` is the fit's (in memory or by blocks); ``sample`` the
-    standardised rows ``(exog, y_pm)`` the moves are read on. Returns every
+    standardised rows ``(exog, y_pm, weights)`` the moves are read on. Returns every
     run made (accepted or not), in order; the caller keeps the best objective
     among them and ``best``.
     """
     on_sample = Problem(
         InMemoryRows.standardised(*sample), replace(problem.spec, alpha=0.0)
     )
-    # sample: the standardised rows, outcomes and frequency weights
     runs: list[EMTrace] = []
     current = best
     for _ in range(max_moves):

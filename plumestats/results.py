@@ -275,17 +275,19 @@ class PolyhedralMixtureLogitResults(
         neg_hessian = -np.asarray(model.hessian(params))
         if self.cov_type != "nonrobust":
             return np.asarray(self.cov_params()) @ neg_hessian
-        outer = self._score_outer_product(params)
+        outer = self._score_outer_product
         try:
             return np.linalg.solve(neg_hessian, outer)
         except np.linalg.LinAlgError:
             return np.full_like(neg_hessian, np.nan)
 
-    def _score_outer_product(self, params) -> np.ndarray:
-        """``sum_n s_n s_n'`` over the observations (a row of frequency weight
-        ``f_n`` counted ``f_n`` times, as the rows repeated)."""
+    @property
+    def _score_outer_product(self) -> np.ndarray:
+        """``sum_n s_n s_n'`` at the estimates over the observations (a row of
+        frequency weight ``f_n`` counted ``f_n`` times, as the rows repeated),
+        from statsmodels' cached ``score_obsv``."""
         scores = SandwichData(
-            np.asarray(self.model.score_obs(params)),
+            np.asarray(self.score_obsv),
             self.model.nobs,
             freq_weights=self.model.freq_weights,
         ).unit_scores()
@@ -295,14 +297,14 @@ class PolyhedralMixtureLogitResults(
     def covjac(self) -> np.ndarray:
         """The inverse outer product of the observation scores (statsmodels'
         ``covjac``, over the observations with frequency weights)."""
-        return np.linalg.inv(self._score_outer_product(np.asarray(self.params)))
+        return np.linalg.inv(self._score_outer_product)
 
     @cache_readonly
     def covjhj(self) -> np.ndarray:
         """The sandwich ``H^-1 (S'S) H^-1`` (statsmodels' ``covjhj``, over the
         observations with frequency weights)."""
         hessinv = np.linalg.inv(self.hessv)
-        return hessinv @ self._score_outer_product(np.asarray(self.params)) @ hessinv
+        return hessinv @ self._score_outer_product @ hessinv
 
     # ------------------------------------------------------------ PLUME extras
     @property

@@ -56,7 +56,7 @@ def _same_fit(a, b):
     assert a.nobs == b.nobs
     assert (a.df_model, a.df_resid) == (b.df_model, b.df_resid)
     for name in ("llf", "llnull", "aic", "bic", "prsquared"):
-        assert getattr(a, name) == pytest.approx(getattr(b, name), abs=1e-7)
+        assert getattr(a, name) == pytest.approx(getattr(b, name), abs=TOL)
     _close(a.pred_table(), b.pred_table(), 0)
     _close(a.pred_table(0.3), b.pred_table(0.3), 0)
 
@@ -167,7 +167,7 @@ def test_bound_and_summary(weighted, pair):
     data, weights, _ = weighted
     a, b = pair
     assert a.rademacher_bound().log10_total == pytest.approx(
-        b.rademacher_bound().log10_total
+        b.rademacher_bound().log10_total, abs=TOL
     )
     text = str(a.summary())
     assert f"{len(data)} rows stand for {weights.sum()} observations" in text
