@@ -175,13 +175,23 @@ _UNARY = st.sampled_from(["np.log", "np.exp", "np.sqrt", "np.abs", "np.tanh", "-
 _BINARY = st.sampled_from(["+", "-", "*", "/", ">", "=="])
 
 
+def _binary(parts: tuple[str, str, str]) -> str:
+    """``a op b``, evaluable whatever the operands: a comparison as a number
+    (numpy refuses ``-`` and ``/`` on booleans) and a division by a
+    denominator that is never 0 (``2 / (2 - 2)`` is Python's ZeroDivisionError)."""
+    left, op, right = parts
+    if op in (">", "=="):
+        return f"(1.0 * ({left} {op} {right}))"
+    if op == "/":
+        return f"({left} / (np.abs({right}) + 1))"
+    return f"({left} {op} {right})"
+
+
 def _combine(children):
     unary = st.tuples(_UNARY, children).map(
         lambda t: f"-({t[1]})" if t[0] == "-" else f"{t[0]}({t[1]})"
     )
-    binary = st.tuples(children, _BINARY, children).map(
-        lambda t: f"({t[0]} {t[1]} {t[2]})"
-    )
+    binary = st.tuples(children, _BINARY, children).map(_binary)
     clip = children.map(lambda e: f"np.clip({e}, 0, 1)")
     # a power of an array (a power of numbers alone has its own rule)
     power = st.tuples(children, st.sampled_from(["2", "0.5", "-1", "x2"])).map(
