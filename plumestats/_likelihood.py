@@ -42,8 +42,10 @@ __all__ = [
     "gate_probabilities",
     "gram_blocks",
     "linear_scores",
+    "pair_products",
     "predict_mean",
     "q_value",
+    "upper_pairs",
 ]
 
 
@@ -165,22 +167,53 @@ class Terms:
         return self.resp * self.slope - gamma * (self.resp - self.gate)
 
     def hessian_weights(self, gamma: float) -> np.ndarray:
-        """``d2 l_n / da_nk da_nj`` as an ``(n, K, K)`` array."""
+        """``d2 l_n / da_nk da_nj`` for the pairs ``k <= j`` of
+        :func:`upper_pairs`, as an ``(n, K (K + 1) / 2)`` array."""
         excess = self.slope - gamma
         r_e = self.resp * excess
-        weights = -r_e[:, :, None] * r_e[:, None, :]
-        weights += gamma**2 * self.gate[:, :, None] * self.gate[:, None, :]
-        diag = self.resp * (excess**2 - self.curvature) - gamma**2 * self.gate
-        idx = np.arange(self.gate.shape[1])
-        weights[:, idx, idx] += diag
+        weights = pair_products(self.gate)
+        weights *= gamma**2
+        weights -= pair_products(r_e)
+        diagonal = _diagonal_columns(self.gate.shape[1])
+        weights[:, diagonal] += self.resp * (excess**2 - self.curvature)
+        weights[:, diagonal] -= gamma**2 * self.gate
         return weights
 
     def q_hessian_weights(self, gamma: float, resp: np.ndarray) -> np.ndarray:
-        """Hessian weights of the EM surrogate Q for fixed responsibilities."""
-        weights = gamma**2 * self.gate[:, :, None] * self.gate[:, None, :]
-        idx = np.arange(self.gate.shape[1])
-        weights[:, idx, idx] -= resp * self.curvature + gamma**2 * self.gate
+        """Hessian weights of the EM surrogate Q for fixed responsibilities,
+        as :meth:`hessian_weights` lays them out."""
+        weights = pair_products(self.gate)
+        weights *= gamma**2
+        diagonal = _diagonal_columns(self.gate.shape[1])
+        weights[:, diagonal] -= resp * self.curvature + gamma**2 * self.gate
         return weights
+
+
+def upper_pairs(k: int) -> list[tuple[int, int]]:
+    """The pairs ``(k, j)``, ``k <= j``, of a symmetric ``(K, K)`` array, row
+    by row: the layout of per-row Hessian weights."""
+    return [(row, col) for row in range(k) for col in range(row, k)]
+
+
+def _diagonal_columns(k: int) -> np.ndarray:
+    """The columns of the pairs ``(k, k)`` in :func:`upper_pairs`' layout."""
+    return np.array([b for b, (row, col) in enumerate(upper_pairs(k)) if row == col])
+
+
+def pair_products(left: np.ndarray, right: np.ndarray | None = None) -> np.ndarray:
+    """``left[:, k] * right[:, j]`` for the pairs of :func:`upper_pairs`, an
+    ``(n, K (K + 1) / 2)`` array stored by columns.
+
+    Only the distinct pairs of a symmetric per-row ``(K, K)`` array are
+    formed (6 of 9 numbers at K = 3), each column contiguous, as the Gram
+    products read them (:meth:`DesignMatrix.gram_blocks`).
+    """
+    right = left if right is None else right
+    pairs = upper_pairs(left.shape[1])
+    out = np.empty((left.shape[0], len(pairs)), order="F")
+    for column, (row, col) in enumerate(pairs):
+        np.multiply(left[:, row], right[:, col], out=out[:, column])
+    return out
 
 
 def compute_terms(scores: np.ndarray, y_pm: np.ndarray, gamma: float) -> Terms:
@@ -232,7 +265,8 @@ def q_value(terms: Terms, resp: np.ndarray) -> float:
 
 def gram_blocks(exog, weights: np.ndarray) -> np.ndarray:
     """Assemble ``sum_n W_n[k, j] x_n x_n'`` into a ``(K p, K p)`` matrix
-    (see :meth:`DesignMatrix.gram_blocks`); ``exog`` is an array or a
+    from the per-row pairs ``k <= j`` (:func:`upper_pairs`; see
+    :meth:`DesignMatrix.gram_blocks`); ``exog`` is an array or a
     :class:`DesignMatrix`."""
     return as_design(exog).gram_blocks(weights)
 

@@ -35,7 +35,7 @@ import numpy as np
 from scipy.special import expit, log_expit, logit
 
 from ._design import as_design
-from ._likelihood import Terms, linear_scores, q_value
+from ._likelihood import Terms, linear_scores, pair_products, q_value
 from ._weights import weighted_table
 
 __all__ = [
@@ -361,7 +361,7 @@ class FlipObjective:
             out["hess"] = self._hessian(design, rows, plume, w, n_units)
         if "qhess" in need:
             qhess = terms.q_hessian_weights(self.gamma, terms.resp)
-            out["qhess"] = design.gram_blocks(clean[:, None, None] * qhess)
+            out["qhess"] = design.gram_blocks(clean[:, None] * qhess)
         if "meat" in need:
             scores = self.score_rows(design, rows)
             out["meat"] = w(scores).T @ scores
@@ -376,8 +376,8 @@ class FlipObjective:
         """The Hessian of ``l`` in ``[theta, eta]``, ``(K p + 1, K p + 1)``
         (each row counted as ``w`` weighs it, ``n_units`` rows in all)."""
         both = w(rows.clean * rows.noise)
-        weights = w(rows.clean)[:, None, None] * rows.terms.hessian_weights(self.gamma)
-        weights += both[:, None, None] * plume[:, :, None] * plume[:, None, :]
+        weights = w(rows.clean)[:, None] * rows.terms.hessian_weights(self.gamma)
+        weights += both[:, None] * pair_products(plume)
         size = self.k * design.shape[1]
         hess = np.empty((size + 1, size + 1))
         hess[:size, :size] = design.gram_blocks(weights)
