@@ -88,9 +88,13 @@ def _shifted_gate_logits(scores: np.ndarray, gamma: float) -> np.ndarray:
     lowest = _row_reduce(np.minimum, scores)
     with np.errstate(over="ignore", invalid="ignore"):
         # a - min(a) can reach +inf for extreme scores; -inf is then the right gate
-        # logit (that expert's gate weight is exactly zero). Ties at +-inf are 0.
-        spread = np.where(scores == lowest, 0.0, scores - lowest)
-        return -gamma * spread
+        # logit (that expert's gate weight is exactly zero). Ties at +-inf are 0
+        # (a finite tie subtracts to 0 by itself).
+        spread = scores - lowest
+        if not np.isfinite(lowest).all():
+            spread = np.where(scores == lowest, 0.0, spread)
+        spread *= -gamma
+        return spread
 
 
 def _row_logsumexp(values: np.ndarray) -> np.ndarray:
@@ -101,9 +105,11 @@ def _row_logsumexp(values: np.ndarray) -> np.ndarray:
     """
     peak = _row_reduce(np.maximum, values)
     peak = np.where(np.isfinite(peak), peak, 0.0)
+    shifted = values - peak
+    np.exp(shifted, out=shifted)
     with np.errstate(divide="ignore"):
         # a row of -inf (every term underflowed) has log-sum -inf
-        return peak + np.log(_row_reduce(np.add, np.exp(values - peak)))
+        return peak + np.log(_row_reduce(np.add, shifted))
 
 
 class Terms:
@@ -131,21 +137,33 @@ class Terms:
         ``h_nk = sigmoid(a_nk) sigmoid(-a_nk)``.
     """
 
-    def __init__(self, scores, y_pm, log_gate, log_expert, log_lik):
+    def __init__(self, scores, y_pm, log_gate, log_expert, log_lik=None):
         self.scores = scores
         self.y_pm = y_pm
         self.log_gate = log_gate
         self.log_expert = log_expert
-        self.log_lik = log_lik
+        # the mixture's log-likelihood, log-sum-exp of the joint by default
+        self.log_lik = _row_logsumexp(self.joint) if log_lik is None else log_lik
         # a probability's log is <= 0; rounding in the normalised gate can give +eps
-        self.loglikeobs = np.minimum(log_lik[:, 0], 0.0)
+        self.loglikeobs = np.minimum(self.log_lik[:, 0], 0.0)
+
+    @cached_property
+    def joint(self) -> np.ndarray:
+        """``log g_nk + log sigmoid(y_n a_nk)``."""
+        with np.errstate(over="ignore"):
+            # two logs near -1e308 add up to -inf, which is the right answer
+            return self.log_gate + self.log_expert
 
     @cached_property
     def resp(self) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore"):
-            resp = np.exp(self.log_gate + self.log_expert - self.log_lik)
+            resp = self.joint - self.log_lik
+            np.exp(resp, out=resp)
         # an observation whose likelihood underflowed entirely: share it evenly
-        return np.where(np.isnan(resp), 1.0 / resp.shape[1], resp)
+        unknown = np.isnan(resp)
+        if unknown.any():
+            resp[unknown] = 1.0 / resp.shape[1]
+        return resp
 
     @cached_property
     def gate(self) -> np.ndarray:
@@ -155,18 +173,27 @@ class Terms:
     def slope(self) -> np.ndarray:
         # sigmoid(-y a) = 1 - sigmoid(y a) = -expm1(log sigmoid(y a)): from the
         # log expert to full relative precision, seven times faster than expit
-        return self.y_pm[:, None] * -np.expm1(self.log_expert)
+        slope = np.expm1(self.log_expert)
+        np.negative(slope, out=slope)
+        slope *= self.y_pm[:, None]
+        return slope
 
     @cached_property
     def curvature(self) -> np.ndarray:
         # sigmoid(a) sigmoid(-a) = sigmoid(y a) sigmoid(-y a): both factors are
         # known (exp(log_expert), |slope|) to full relative precision, which
         # saves two logistic functions per Hessian
-        return np.exp(self.log_expert) * np.abs(self.slope)
+        curvature = np.exp(self.log_expert)
+        curvature *= self.slope
+        return np.abs(curvature, out=curvature)
 
     def score_weights(self, gamma: float) -> np.ndarray:
         """``dl_n / da_nk``; also the gradient of Q at ``pi = resp``."""
-        return self.resp * self.slope - gamma * (self.resp - self.gate)
+        gate_part = self.resp - self.gate
+        gate_part *= gamma
+        weights = self.resp * self.slope
+        weights -= gate_part
+        return weights
 
     def hessian_weights(self, gamma: float) -> np.ndarray:
         """``d2 l_n / da_nk da_nj`` for the pairs ``k <= j`` of
@@ -234,13 +261,12 @@ def compute_terms(scores: np.ndarray, y_pm: np.ndarray, gamma: float) -> Terms:
     # the shifted logits peak at exactly 0, so no further shift is needed
     unnormalised = np.exp(gate_logits)
     total = _row_reduce(np.add, unnormalised)
-    log_gate = gate_logits - np.log(total)
-    log_expert = log_expit(y_pm[:, None] * scores)
-    with np.errstate(over="ignore"):
-        # two logs near -1e308 add up to -inf, which is the right answer
-        log_lik = _row_logsumexp(log_gate + log_expert)
-    terms = Terms(scores, y_pm, log_gate, log_expert, log_lik)
-    terms.gate = unnormalised / total  # what exp(log_gate) would give, one pass less
+    log_gate = gate_logits
+    log_gate -= np.log(total)
+    log_expert = _log_expit_in_place(y_pm[:, None] * scores)
+    terms = Terms(scores, y_pm, log_gate, log_expert)
+    unnormalised /= total  # what exp(log_gate) would give, one pass less
+    terms.gate = unnormalised
     return terms
 
 
@@ -251,10 +277,18 @@ def log_expit(values: np.ndarray) -> np.ndarray:
     -800 to 800, and at +-inf), in a third of its time: on the (n, K) scores
     of every likelihood evaluation it was the dearest elementwise function.
     """
-    tail = np.negative(np.abs(values))
+    return _log_expit_in_place(np.array(values, dtype=float))
+
+
+def _log_expit_in_place(values: np.ndarray) -> np.ndarray:
+    """:func:`log_expit` overwriting ``values`` (one temporary, not four)."""
+    tail = np.abs(values)
+    np.negative(tail, out=tail)
     np.exp(tail, out=tail)
     np.log1p(tail, out=tail)
-    return np.minimum(values, 0.0) - tail
+    np.minimum(values, 0.0, out=values)
+    values -= tail
+    return values
 
 
 def compute_hard_terms(scores: np.ndarray, y_pm: np.ndarray) -> Terms:
@@ -278,8 +312,7 @@ def q_value(terms: Terms, resp: np.ndarray) -> float:
 
     Terms with ``pi_nk = 0`` contribute nothing even where the log is ``-inf``.
     """
-    joint = terms.log_gate + terms.log_expert
-    return float(np.sum(resp * np.where(resp > 0, joint, 0.0)))
+    return float(np.sum(resp * np.where(resp > 0, terms.joint, 0.0)))
 
 
 def gram_blocks(exog, weights: np.ndarray) -> np.ndarray:

@@ -96,11 +96,14 @@ def block_sums(
     design = as_design(z)
     rows = objective.rows(design, y, params)
     base_rows = objective.rows(design, y, base) if "Q" in need else None
-    anchor_scores = (
-        linear_scores(anchor[: objective.n_weights(z)], design, objective.k)
-        if "moved" in need
-        else None
-    )
+    anchor_scores = None
+    if "moved" in need and base_rows is not None and anchor is base:
+        # a line-search trial of an EM step: the iterate is both
+        anchor_scores = base_rows.scores
+    elif "moved" in need:
+        anchor_scores = linear_scores(
+            anchor[: objective.n_weights(z)], design, objective.k
+        )
     return objective.sums(
         design,
         rows,

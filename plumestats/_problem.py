@@ -12,8 +12,9 @@ On a single in-memory block the point also keeps its per-row state, and each
 question costs only its own arithmetic. On blocks (``chunksize``, Dask) each
 question is a pass over the data, so a pass computes what the engine will ask
 for next as well (``L`` and ``Q`` together at a line-search trial; the gradient
-with the Hessian it will be asked for, guessed from the last one requested):
-an EM or Newton iteration costs one pass plus one per line-search trial.
+with the Hessian it will be asked for, guessed from the last one requested,
+at the iterate and at every line-search trial, which becomes the next iterate
+when it is accepted): an iteration costs about one pass per trial.
 Memory beyond the data is then ``O(block * p * K^2 + (K p)^2)``.
 """
 
@@ -147,7 +148,9 @@ class Problem:
                 and point.anchor is None
                 and self._anchor is not point
             ):
-                need.add("moved")
+                # a line-search trial: most are accepted, and the next
+                # iteration then starts with the derivatives at this point
+                need |= {"moved", *self._derivatives()}
                 anchor = self._anchor
         need -= set(point.sums)
         if not need:
@@ -195,11 +198,18 @@ class Problem:
         self._anchor = point
         need = {"grad"}
         if not self.source.single:
-            need |= {self._next_hessian} - {None}
-            if self._next_hessian != "hess":  # an EM step: its search starts at Q
-                need.add("Qself")
+            need |= self._derivatives()
         self._fill(point, need)
         return point.sums["grad"] - self.ridge * params
+
+    def _derivatives(self) -> set:
+        """What a pass over blocks computes for the next iteration: the
+        gradient, the Hessian the engine asked for last, and for an EM step
+        ``Q`` at the point's own responsibilities (where its search starts)."""
+        need = {"grad", self._next_hessian} - {None}
+        if self._next_hessian != "hess":
+            need.add("Qself")
+        return need
 
     def _negated(self, point: Point, key: str) -> np.ndarray:
         self._next_hessian = key

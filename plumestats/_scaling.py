@@ -85,8 +85,10 @@ class DesignScaling:
         return cls(center, scale, intercept, value)
 
     def transform_exog(self, exog: np.ndarray) -> np.ndarray:
-        """Standardised design ``z``."""
-        return (exog - self.center) / self.scale
+        """Standardised design ``z`` (one new array: the division in place)."""
+        standardised = np.subtract(exog, self.center, dtype=float)
+        standardised /= self.scale
+        return standardised
 
     def to_internal(self, weights: np.ndarray) -> np.ndarray:
         """Map user-unit weights ``(K, p)`` to the standardised ones, ``b = B w``."""
