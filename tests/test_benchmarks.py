@@ -220,6 +220,25 @@ def test_polyhedral_quick_with_reseat_says_so(tmp_path):
     assert len(rows) == 2 and all("n_init=1, reseat=K (CV acc" in row for row in rows)
 
 
+def test_polyhedral_bayes_quick_run_scores_plume_against_the_oracle(tmp_path):
+    pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
+    _run("polyhedral_bayes", "--quick", "--output", tmp_path)
+    text = (tmp_path / "polyhedral_bayes_quick.md").read_text()
+    assert text.startswith("# Polyhedral suite against the Bayes oracle")
+    assert "200 draws per face, every 10th step after 200 of burn-in" in text
+    rows = [
+        line.split("|")[1:-1] for line in text.splitlines() if line.startswith("| 2 |")
+    ]
+    assert len(rows) == 1
+    d, k, seeds, oracle, plume, mean_diff, worst, within, choice = rows[0]
+    assert (int(d), int(k), int(seeds)) == (2, 2, 1)
+    # the columns agree: one seed, so mean and worst differences are PLUME - oracle
+    assert float(mean_diff) == pytest.approx(float(plume) - float(oracle), abs=0.011)
+    assert float(worst) == float(mean_diff)
+    assert within.strip() == ("yes" if float(worst) >= -1 else "**no**")
+    assert choice.strip().startswith("gamma 1, alpha ")
+
+
 def test_polyhedral_oracle_small_run_writes_its_report(tmp_path):
     pytest.importorskip("sklearn", reason="the polyhedral benchmark needs [bench]")
     small = ["--d", "2", "--k", "2", "--seeds", "2", "--n-train", "300"]
