@@ -240,3 +240,12 @@ def test_uci_formula_uses_every_column_but_the_dropped_ones(data_dir):
     assert "education_num" not in adult and "C(education)" in adult
     with pytest.raises(SystemExit, match="--data-dir"):
         common.load_uci("pima", data_dir / "missing")
+
+
+def test_maxima_starts_needed_for_a_95_percent_rate():
+    maxima = _benchmark_module("maxima")
+    # 1 - (1 - p)^n >= 0.95: p = 0.5 needs 5 starts (0.969), 4 give only 0.9375
+    assert maxima.starts_needed(0.5) == "5"
+    assert maxima.starts_needed(1 / 40) == "119"
+    assert maxima.starts_needed(1.0) == "1"
+    assert maxima.starts_needed(0.0) == "none reached"

@@ -60,12 +60,23 @@ def test_maxima_quick(data_dir, tmp_path):
         "--strategies",
         "default",
         "n_init=2,init=mixed",
+        "--per-start",
+        "3",
         "--data-dir",
         data_dir,
         "--output",
         tmp_path,
     )
     text = (tmp_path / "maxima_quick.md").read_text()
+    # single starts by kind: 3 of each, against the table's best-known value
+    lines = text.splitlines()
+    per_start = [
+        line.split(" | ") for line in lines if line.startswith("| pima | 2 | -")
+    ]
+    default = next(line for line in lines if line.startswith("| pima | 2 | default"))
+    assert len(per_start) == 1
+    assert float(per_start[0][2]) == float(default.split(" | ")[-1].rstrip(" |"))
+    assert all("/3 (" in cell for cell in per_start[0][3:]) and len(per_start[0]) == 7
     for row in ("| heart | 2 | default |", "| pima | 2 | n_init=2,init=mixed |"):
         assert row in stdout and row in text
     rows = [
