@@ -48,6 +48,7 @@ from dataclasses import replace
 
 import numpy as np
 from scipy.cluster.vq import kmeans2
+from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit, log_expit
 
 from ._design import DesignMatrix, as_design
@@ -100,8 +101,8 @@ def fit_logistic(exog, y_pm, intercept_index=None, weights=None) -> np.ndarray:
     these fits, and on small data the engine's per-iteration bookkeeping made
     the starts a fifth of the fit's time.
     """
-    design = exog.values if isinstance(exog, DesignMatrix) else exog
-    design = np.asarray(design, dtype=float)
+    matrix = as_design(exog)
+    design = matrix.values
     y = np.asarray(y_pm, dtype=float)
     w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
     ridge = _slope_ridge(design.shape[1], intercept_index)
@@ -110,9 +111,11 @@ def fit_logistic(exog, y_pm, intercept_index=None, weights=None) -> np.ndarray:
     for _ in range(_START_NEWTON_STEPS):
         wrong = expit(-y * (design @ params))  # the probability of the other class
         grad = design.T @ (w * y * wrong) - ridge * params
-        neg_hess = (design * (w * wrong * (1.0 - wrong))[:, None]).T @ design
+        # the Gram by the design's indicator split where it has one (adult:
+        # 96 columns, most of them one-hot)
+        neg_hess = matrix.gram(w * wrong * (1.0 - wrong))
         neg_hess[np.diag_indices_from(neg_hess)] += ridge
-        step = np.linalg.lstsq(neg_hess, grad, rcond=None)[0]
+        step = _newton_direction(neg_hess, grad)
         for _ in range(_START_HALVINGS):
             trial_value = _ridge_logistic_value(design, y, w, ridge, params + step)
             if trial_value >= value:
@@ -126,6 +129,15 @@ def fit_logistic(exog, y_pm, intercept_index=None, weights=None) -> np.ndarray:
         if np.max(np.abs(step)) <= _START_TOL or gain <= rounding_error(value):
             break
     return params
+
+
+def _newton_direction(neg_hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """``neg_hess^{-1} grad`` by Cholesky; least squares where ``neg_hess`` is
+    singular (an unpenalised intercept on one class)."""
+    try:
+        return cho_solve(cho_factor(neg_hess), grad)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(neg_hess, grad, rcond=None)[0]
 
 
 def _ridge_logistic_value(design, y, w, ridge, params) -> float:
