@@ -25,6 +25,7 @@ How
 Usage
     python -m benchmarks.polyhedral_bayes                 # 9 settings, 3 seeds
     python -m benchmarks.polyhedral_bayes --ds 10 --ks 6 --seeds 5
+    python -m benchmarks.polyhedral_bayes --reseat --name polyhedral_bayes_reseat
     python -m benchmarks.polyhedral_bayes --quick         # smoke test
 
 Prints Markdown and writes it to ``polyhedral_bayes.md`` in ``--output``
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -117,6 +119,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--draws", type=int, default=2000, help="draws per face")
     parser.add_argument("--thin", type=int, default=10, help="steps per draw")
     parser.add_argument("--burn-in", type=int, default=2000, help="steps")
+    parser.add_argument(
+        "--reseat",
+        action="store_true",
+        help="PLUME's fits also make up to K re-seating moves (fit(reseat=K)), "
+        "in the selection and the refit",
+    )
     add_options(parser, quick="d=2, K=2, seconds", blas_threads=1)
     args = parser.parse_args(argv)
     if args.quick:
@@ -133,7 +141,8 @@ def details(args: argparse.Namespace, grids: Grids) -> list[str]:
         "points (`make_split` of the polyhedral suite)",
         f"PLUME: as the suite, true K, 3-fold CV accuracy over gamma in "
         f"{list(grids.gammas)} x alpha in {list(grids.alphas)}, `n_init="
-        f"{grids.n_init}`, refitted on the training set; class 1 when "
+        f"{grids.n_init}{', reseat=K' if grids.reseat else ''}`, refitted on the "
+        "training set; class 1 when "
         "P(y=1|x) >= 0.5",
         "Bayes oracle: told which true face owns each training point; the vote "
         "of each face's version-space draws (`polyhedral_oracle.py`, "
@@ -147,7 +156,7 @@ def details(args: argparse.Namespace, grids: Grids) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    grids = QUICK_GRIDS if args.quick else Grids()
+    grids = replace(QUICK_GRIDS if args.quick else Grids(), reseat=args.reseat)
     run = Run.start("polyhedral_bayes", argv)
     with blas_limit(args.blas_threads):
         blas = blas_info()
