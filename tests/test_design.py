@@ -145,3 +145,31 @@ def test_fit_is_the_same_with_and_without_the_split(monkeypatch):
     np.testing.assert_allclose(split.params, dense.params, rtol=1e-7, atol=1e-9)
     assert split.llf == pytest.approx(dense.llf, rel=1e-12)
     np.testing.assert_allclose(split.bse, dense.bse, rtol=1e-7)
+
+
+def test_dense_grams_by_blocks_and_wide_equal_the_plain_product():
+    rng = np.random.default_rng(3)
+    weights = rng.uniform(-1, 1, (700, 3))
+    # p = 5: blocks of rows; p = 300: one product (a block would hold < 256 rows)
+    for p in (5, 300):
+        values = rng.standard_normal((700, p))
+        expected = np.stack([(values * w[:, None]).T @ values for w in weights.T])
+        got = design_module.dense_grams(values, weights)
+        np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-9)
+    assert design_module.dense_grams(np.empty((700, 0)), weights).shape == (3, 0, 0)
+
+
+def test_a_design_of_indicators_only_splits_and_fits():
+    # one-hot levels without an intercept: a split design whose dense part has
+    # no columns (its Gram products once divided by zero)
+    rng = np.random.default_rng(4)
+    levels = rng.integers(0, 12, 15000)
+    onehot = (levels[:, None] == np.arange(12)).astype(float)
+    design = DesignMatrix(onehot)
+    assert design.is_split and design._dense_cols.size == 0
+    weights = rng.uniform(-1, 1, (15000, 3))
+    expected = np.stack([(onehot * w[:, None]).T @ onehot for w in weights.T])
+    np.testing.assert_allclose(design.grams(weights), expected, rtol=1e-11, atol=1e-9)
+    y = (rng.random(15000) < np.where(levels < 6, 0.8, 0.2)).astype(float)
+    res = ps.PolyhedralMixtureLogit(y, onehot, k=2).fit(alpha=1e-3)
+    assert np.isfinite(res.llf) and res.converged
