@@ -277,12 +277,13 @@ def log_expit(values: np.ndarray) -> np.ndarray:
     -800 to 800, and at +-inf), in a third of its time: on the (n, K) scores
     of every likelihood evaluation it was the dearest elementwise function.
     """
-    return _log_expit_in_place(np.array(values, dtype=float))
+    return _log_expit_in_place(np.array(values, dtype=float))[()]
 
 
 def _log_expit_in_place(values: np.ndarray) -> np.ndarray:
     """:func:`log_expit` overwriting ``values`` (one temporary, not four)."""
-    tail = np.abs(values)
+    tail = np.empty_like(values)
+    np.abs(values, out=tail)
     np.negative(tail, out=tail)
     np.exp(tail, out=tail)
     np.log1p(tail, out=tail)

@@ -138,7 +138,9 @@ class Problem:
 
     def _fill(self, point: Point, need: set, base: Point | None = None) -> None:
         """One pass for what ``point`` lacks of ``need``; on blocks, plus what
-        is cheap to add: ``L`` always, the score movement from the iterate."""
+        the engine will ask next: ``L`` always and, at a line-search trial, the
+        score movement from the iterate and the next iteration's derivatives
+        (:meth:`_derivatives`)."""
         need = set(need)
         anchor = None
         if not self.source.single:

@@ -136,7 +136,7 @@ def _newton_direction(neg_hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
     singular (an unpenalised intercept on one class)."""
     try:
         return cho_solve(cho_factor(neg_hess), grad)
-    except np.linalg.LinAlgError:
+    except (np.linalg.LinAlgError, ValueError):  # ValueError: not finite
         return np.linalg.lstsq(neg_hess, grad, rcond=None)[0]
 
 

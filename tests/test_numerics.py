@@ -68,3 +68,21 @@ def test_fits_across_gamma(gamma):
     res = ps.plume("y ~ x1 + x2", data, k=2, gamma=gamma).fit(maxiter=1000)
     assert np.isfinite(res.llf)
     assert np.all(np.isfinite(res.params))
+
+
+def test_log_expit_equals_scipy_on_arrays_scalars_and_the_extremes():
+    from scipy.special import log_expit as scipy_log_expit
+
+    from plumestats._likelihood import log_expit
+
+    values = np.concatenate(
+        [np.linspace(-800, 800, 20001), [-np.inf, np.inf, 0.0, 1e-300, -1e-300]]
+    )
+    got, expected = log_expit(values), scipy_log_expit(values)
+    assert np.array_equal(np.isinf(got), np.isinf(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-15, atol=0)
+    for scalar in (0.5, -3.0, np.float64(40.0)):
+        assert log_expit(scalar) == pytest.approx(scipy_log_expit(scalar), rel=1e-15)
+    assert np.shape(log_expit(np.array(2.0))) == ()
+    np.testing.assert_allclose(log_expit(values.reshape(-1, 1))[:, 0], got)
