@@ -32,15 +32,16 @@ DIRECT_METHODS = ("newton", "bfgs", "lbfgs", "ncg", "cg", "nm", "powell")
 FIT_METHODS = ("em", *DIRECT_METHODS)
 
 
-# The largest per-row temporaries of a block: the standardised rows, the (K, K)
-# Hessian weights and a few (K,)-rows; ~32 MB of them per block.
+# The largest per-row temporaries of a block: the standardised rows, the
+# Hessian weights (the K (K + 1) / 2 distinct pairs) and a few (K,)-rows; ~32 MB
+# of them per block.
 _AUTO_BLOCK_BYTES = 32 * 2**20
 
 
 def auto_chunksize(n_cols: int, k: int) -> int:
     """Rows per block for ``fit(chunksize="auto")``: about 32 MB of per-row
     temporaries, and at least 1024 rows (numpy's per-call overhead)."""
-    per_row = 8 * (2 * n_cols + k * k + 8 * k)
+    per_row = 8 * (2 * n_cols + k * (k + 1) // 2 + 8 * k)
     return max(1024, _AUTO_BLOCK_BYTES // per_row)
 
 

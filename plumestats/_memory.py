@@ -1,16 +1,16 @@
 """Memory a fit will need, checked before it is spent.
 
 A fit in memory holds per-row arrays of the gate and the Hessian weights,
-``(nobs, K, K)`` among them: K = 200 on 20,000 rows asks for 6 GiB and died in
-numpy's bare ``MemoryError``. :func:`check_fit_memory` estimates the peak from
-the sizes alone and refuses a fit that would exceed the memory available (or
-the cap in the environment variable ``PLUMESTATS_MEMORY_LIMIT``), with the
-estimate and the way out.
+``(nobs, K (K + 1) / 2)`` among them: K = 200 on 20,000 rows asks for several
+GiB and died in numpy's bare ``MemoryError``. :func:`check_fit_memory`
+estimates the peak from the sizes alone and refuses a fit that would exceed
+the memory available (or the cap in the environment variable
+``PLUMESTATS_MEMORY_LIMIT``), with the estimate and the way out.
 
 The estimate was calibrated with ``tracemalloc`` on fits of 2e4 to 2e5 rows,
-K = 2 to 40 and p = 3 to 30 (in memory and by blocks); it is within 10% of the
-measured peak there and errs high, but for the smallest fits (a few MB), where
-it can be 5% low.
+K = 2 to 40 and p = 3 to 30 (in memory and by blocks), and again when the
+Hessian weights became the distinct pairs only (6e3 to 3e4 rows, K = 2 to 40,
+p = 3: from 0 to 10% above the measured peak).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def fit_peak_bytes(nobs: int, n_cols: int, k: int, block_rows: int | None) -> in
     ``block_rows`` rows at a time (all ``nobs`` in memory) and the dense
     ``(K p, K p)`` matrices of the Newton steps."""
     rows = nobs if block_rows is None else min(block_rows, nobs)
-    per_row = 2.25 * k * k + 14 * k + 2.5 * n_cols
+    per_row = 2.25 * k * (k + 1) / 2 + 14 * k + 2.5 * n_cols + 12
     dense = 4 * (k * n_cols) ** 2
     return int(8 * (rows * per_row + dense))
 

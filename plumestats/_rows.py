@@ -8,7 +8,7 @@ Every fit reads its data through a row source, whatever the data are:
   point, as an in-memory fit should;
 * :class:`InMemoryRows` with a ``chunksize``: blocks of rows of an in-memory
   design, each standardised on the fly, so that no standardised copy of the
-  design and no ``(n, K, K)`` array is ever whole;
+  design and no ``(n, K (K + 1) / 2)`` array is ever whole;
 * ``plumestats._dask.DaskRows``: the partitions of Dask collections, one task
   per partition on whatever scheduler is active.
 

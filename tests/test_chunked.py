@@ -151,7 +151,7 @@ def test_block_sums_equal_in_memory_problem(variant):
 
 def test_auto_chunksize_is_about_32_megabytes():
     rows = auto_chunksize(21, 3)
-    per_row = 8 * (2 * 21 + 9 + 24)
+    per_row = 8 * (2 * 21 + 6 + 24)  # rows, K (K + 1) / 2 pairs, 8 K-vectors
     assert 30 * 2**20 <= rows * per_row <= 32 * 2**20
     assert auto_chunksize(10_000, 50) == 1024
 

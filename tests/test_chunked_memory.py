@@ -140,9 +140,10 @@ def test_chunked_fit_memory_is_bounded_by_the_block():
     in_memory = _traced_peak(_fit_and_inspect(model, truth, None))
 
     p = D + 1
-    # per row of a block: the standardised row, the (K, K) Hessian weights and
-    # a few K-vectors (as auto_chunksize counts them); per fit, (K p)^2 matrices
-    block = CHUNK * 8 * (2 * p + K * K + 8 * K)
+    # per row of a block: the standardised row, the K (K + 1) / 2 Hessian
+    # weights and a few K-vectors (as auto_chunksize counts them); per fit,
+    # (K p)^2 matrices
+    block = CHUNK * 8 * (2 * p + K * (K + 1) // 2 + 8 * K)
     small = 8 * (K * p) ** 2
     # generous: numpy temporaries several times the counted ones, plus what
     # Python objects (the summary's tables) take; still far below the in-memory
