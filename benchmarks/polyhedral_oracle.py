@@ -186,6 +186,18 @@ def table(args: argparse.Namespace) -> list[str]:
     return lines
 
 
+def add_chain_options(parser: argparse.ArgumentParser, draws_help: str = "") -> None:
+    """The Bayes oracle's sampler options: draws per face, thinning, burn-in."""
+    parser.add_argument(
+        "--draws",
+        type=int,
+        default=2000,
+        help=f"draws per face for the Bayes oracle {draws_help}".strip(),
+    )
+    parser.add_argument("--thin", type=int, default=10, help="steps per draw")
+    parser.add_argument("--burn-in", type=int, default=2000, help="steps")
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--d", type=int, default=10)
@@ -203,15 +215,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=[1e-4, 1e-5, 1e-6, 1e-7],
         help="L2 penalties (per observation, as fit(alpha=...))",
     )
-    parser.add_argument(
-        "--draws",
-        type=int,
-        default=2000,
-        help="draws per face for the Bayes oracle (0: no Bayes oracle; it "
-        "needs noise-free labels)",
+    add_chain_options(
+        parser, draws_help="(0: no Bayes oracle; it needs noise-free labels)"
     )
-    parser.add_argument("--thin", type=int, default=10, help="steps per draw")
-    parser.add_argument("--burn-in", type=int, default=2000, help="steps")
     args = parser.parse_args(argv)
     if args.quick:
         args.d, args.k, args.seeds, args.n_train, args.n_test = 2, 2, 2, 300, 1000
