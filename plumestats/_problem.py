@@ -152,7 +152,7 @@ class Problem:
             ):
                 # a line-search trial: most are accepted, and the next
                 # iteration then starts with the derivatives at this point
-                need |= {"moved", *self._derivatives()}
+                need |= {"moved", *self._trial_derivatives()}
                 anchor = self._anchor
         need -= set(point.sums)
         if not need:
@@ -203,6 +203,14 @@ class Problem:
             need |= self._derivatives()
         self._fill(point, need)
         return point.sums["grad"] - self.ridge * params
+
+    def _trial_derivatives(self) -> set:
+        """:meth:`_derivatives` where an accepted trial is the next iterate;
+        none for an EM step with label flips, whose next iterate also moves
+        the flip rate (its trials' derivatives would go unused)."""
+        if self.spec.flips and self._next_hessian != "hess":
+            return set()
+        return self._derivatives()
 
     def _derivatives(self) -> set:
         """What a pass over blocks computes for the next iteration: the
