@@ -32,7 +32,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ._design import as_design
+from ._design import as_design, upper_pairs
 
 __all__ = [
     "Terms",
@@ -45,7 +45,6 @@ __all__ = [
     "pair_products",
     "predict_mean",
     "q_value",
-    "upper_pairs",
 ]
 
 
@@ -216,12 +215,6 @@ class Terms:
         diagonal = _diagonal_columns(self.gate.shape[1])
         weights[:, diagonal] -= resp * self.curvature + gamma**2 * self.gate
         return weights
-
-
-def upper_pairs(k: int) -> list[tuple[int, int]]:
-    """The pairs ``(k, j)``, ``k <= j``, of a symmetric ``(K, K)`` array, row
-    by row: the layout of per-row Hessian weights."""
-    return [(row, col) for row in range(k) for col in range(row, k)]
 
 
 def _diagonal_columns(k: int) -> np.ndarray:

@@ -281,7 +281,7 @@ class PolyhedralMixtureLogitResults(
         except np.linalg.LinAlgError:
             return np.full_like(neg_hessian, np.nan)
 
-    @property
+    @cache_readonly
     def _score_outer_product(self) -> np.ndarray:
         """``sum_n s_n s_n'`` at the estimates over the observations (a row of
         frequency weight ``f_n`` counted ``f_n`` times, as the rows repeated),

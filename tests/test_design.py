@@ -8,9 +8,8 @@ import pytest
 
 import plumestats._design as design_module
 import plumestats.api as ps
-from plumestats._design import DesignMatrix
+from plumestats._design import DesignMatrix, upper_pairs
 from plumestats._fitting import build_problem
-from plumestats._likelihood import upper_pairs
 from plumestats._scaling import DesignScaling
 
 
