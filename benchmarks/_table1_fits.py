@@ -171,6 +171,7 @@ class FitContext:
     seed: int = 0
     start_params: np.ndarray | None = None
     n_init: int = 1
+    em_tol: float = 1e-3
 
 
 def with_constant(design: np.ndarray) -> np.ndarray:
@@ -203,6 +204,7 @@ def fit_poly(
         alpha=setting.alpha,
         mstep=context.mstep,
         random_state=context.seed,
+        em_tol=context.em_tol,
         disp=False,
     )
     seconds = time.perf_counter() - start

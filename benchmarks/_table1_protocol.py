@@ -29,10 +29,12 @@ def protocol_lines(context: Any) -> list[str]:
     args, config = context.args, context.config
     repeats = ", ".join(f"{name} {n}" for name, n in context.repeats.items())
     warm = (
-        "each alpha's fit starts from the previous (larger) alpha's estimate at "
-        "the same K/gamma/inside (`--warm-start`)"
+        "in the inner selection, each alpha's fit starts from the previous "
+        "(larger) alpha's estimate at the same K/gamma/inside on the same inner "
+        "fold, and only the largest alpha's fit runs the k-means starts "
+        "(`--warm-start`); the final fits always run them"
         if config.warm_start
-        else "every fit starts from PLUME's default k-means start"
+        else "every fit starts from PLUME's default k-means starts"
     )
     return [
         f"- **Outer loop**: repeated stratified {config.folds}-fold cross-validation; "
@@ -103,10 +105,12 @@ def protocol_lines(context: Any) -> list[str]:
         "on the whole outer training fold with its own M-step and scored on the "
         "outer test fold. SPLA1 is fitted with the Newton M-step. Fits: "
         f"`fit(alpha=..., mstep=..., n_init={config.n_init}, "
-        f"random_state={config.seed})` (at K >= 2 the best of {config.n_init} "
+        f"random_state={config.seed}, em_tol={config.em_tol:g})` (EM hands "
+        "over to Newton at a relative change of L below `em_tol`, `--em-tol`; "
+        f"at K >= 2 the best of {config.n_init} "
         "k-means starts, in the selection and the final fits alike: the main "
-        "table's fit times include every start), default tolerances, arrays (no "
-        "formulas); prediction P(y=1|x) > 0.5.",
+        "table's fit times include every start), other tolerances at their "
+        "defaults, arrays (no formulas); prediction P(y=1|x) > 0.5.",
         "- **Logit**: statsmodels `Logit` on the same design with a constant, "
         "K = 1, unpenalised, defaults (Newton, at most 35 iterations), no tuning.",
         f"- **Large training folds** (adult only): the inner selection of every "

@@ -95,6 +95,7 @@ class RunConfig:
     svm_max_rows: int
     warm_start: bool
     seed: int
+    em_tol: float = 1e-3
 
     @property
     def families(self) -> list[str]:
@@ -209,7 +210,12 @@ def run_fold(task: FoldTask) -> list[dict[str, Any]]:
     svm_rows = np.searchsorted(
         train, stratified_subsample(train, y, config.svm_max_rows, fold_seed(task))
     )
-    context = FitContext(mstep=SELECTION_MSTEP, seed=config.seed, n_init=config.n_init)
+    context = FitContext(
+        mstep=SELECTION_MSTEP,
+        seed=config.seed,
+        n_init=config.n_init,
+        em_tol=config.em_tol,
+    )
     selections = {
         family: select(
             family,
@@ -469,6 +475,7 @@ def make_config(args: argparse.Namespace) -> RunConfig:
         svm_max_rows=args.svm_max_rows,
         warm_start=args.warm_start,
         seed=args.seed,
+        em_tol=args.em_tol,
     )
 
 
