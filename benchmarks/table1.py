@@ -95,7 +95,7 @@ class RunConfig:
     svm_max_rows: int
     warm_start: bool
     seed: int
-    em_tol: float = 1e-3
+    em_tol: float
 
     @property
     def families(self) -> list[str]:

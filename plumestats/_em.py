@@ -182,7 +182,8 @@ class _Run:
         memory = self.newton_memory
         # On a kinked L the undamped Newton step crosses a kink and fails its
         # line search (12 trials) at almost every iteration: start from the
-        # damping that last worked, as Levenberg-Marquardt does
+        # damping that last worked, over the growth factor (memory["lam"]), as
+        # Levenberg-Marquardt does
         start = memory.get("lam", 0.0) if self.problem.gate.kinked else 0.0
         first = damped_solve(neg_hess, grad[free], start, memory.get("lam", 0.0))
         direction, _, undamped = first
