@@ -329,6 +329,7 @@ def write_report(table: pd.DataFrame, args, path: Path, header: list[str]) -> No
     table.to_csv(path.with_suffix(".csv"), index=False)
     summary = cell_summary(table)
     reps = sorted(set(summary["reps"]))
+    margin = 3 * np.sqrt(0.95 * 0.05 / args.reps)
     lines = [
         "# Coverage of PLUME's 95% Wald intervals",
         "",
@@ -342,7 +343,8 @@ def write_report(table: pd.DataFrame, args, path: Path, header: list[str]) -> No
         "over the cell's parameters; SE ratio = mean reported SE / empirical SD of "
         "the estimates. `failed`: replicates with a fit warning (left out). "
         "`trust`: every parameter's oim coverage within 3 Monte Carlo standard "
-        "errors of 0.95 (0.921-0.979 at 500 replicates) and SE ratio in "
+        f"errors of 0.95 ({0.95 - margin:.3f}-{0.95 + margin:.3f} at {args.reps} "
+        "replicates) and SE ratio in "
         "[0.9, 1.1]. Variant `sharp` has sharpness 25 instead of 2 (near-separable). "
         "With --profile: `cov_profile`, the profile-likelihood intervals; with "
         "--bootstrap: `cov_boot`, the bootstrap's percentile intervals, and "
