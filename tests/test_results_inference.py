@@ -460,3 +460,19 @@ def test_pairwise_level_tests_are_logits_at_k1_and_refused_beyond(pair_k1, fit_k
     _, res2 = fit_k2
     with pytest.raises(NotImplementedError, match=r"naming the hyperplane"):
         res2.t_test_pairwise("C(g)")
+
+
+@pytest.mark.parametrize(("nobs", "noted"), [(1998, True), (3000, False)])
+def test_interval_note_fires_below_500_observations_per_parameter(nobs, noted):
+    # the coverage study's threshold: K = 3, d = 5 Wald intervals held their
+    # level from 556 observations per parameter (benchmarks/results/coverage_k3.md)
+    truth = [[1.0, -2.0, 0.0], [1.0, 1.0, -1.7]]  # 6 parameters
+    data = ps.simulate_plume(nobs, truth, gamma=1.0, random_state=1)
+    res = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    text = str(res.summary())
+    assert ("Intervals:" in text) is noted
+    if noted:
+        assert f"Intervals: {nobs // 6} observations per parameter" in text
+        assert "cov_type='HC0'" in text and "kind='normal'" in text
+    logit = ps.plume("y ~ x1 + x2", data, k=1).fit()
+    assert "Intervals:" not in str(logit.summary())  # K = 1 is logistic regression
