@@ -248,6 +248,8 @@ def select_k(
     )
     test_level = check_alpha(test_level, "test_level")
     n_boot = check_int(n_boot, "n_boot")
+    if criterion == "lr_bootstrap":
+        _check_draws_can_reject(n_boot, test_level)
     enabled = check_progress(progress)
     n_workers = effective_n_jobs(n_jobs)
     random_state = one_seed(random_state)
@@ -342,6 +344,19 @@ def _checked_options(
     elif criterion == "cv" and not cross_validate:
         raise ValueError("criterion='cv' needs cross_validate=True (or None)")
     return n_se, cross_validate, fit_options, candidates
+
+
+def _check_draws_can_reject(n_boot: int, test_level: float) -> None:
+    """The smallest bootstrap p-value is ``1 / (n_boot + 1)``: with fewer
+    draws no test can reject, and the search would keep the smallest K."""
+    if 1.0 / (n_boot + 1) > test_level:
+        needed = int(np.ceil(1.0 / test_level)) - 1
+        raise ValueError(
+            f"n_boot={n_boot} draws give no p-value below {1 / (n_boot + 1):.3g}, "
+            f"so no test at test_level={test_level:g} could reject and the "
+            f"smallest K would always be chosen: use n_boot >= {needed} "
+            "(99 or more for a stable p-value)"
+        )
 
 
 def _folds_and_design(

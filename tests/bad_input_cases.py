@@ -1231,6 +1231,12 @@ SELECT_REFUSALS = [
     ),
     ("select_k n_se with BIC", {"n_se": 1.0}, ValueError, "use it with criterion='cv'"),
     (
+        "select_k lr_bootstrap with n_boot=9",
+        {"criterion": "lr_bootstrap", "n_boot": 9},
+        ValueError,
+        "use n_boot >= 19",
+    ),
+    (
         "select_k label flips with a hard gate",
         {"label_flips": True, "ks": (1, 2), "gammas": [np.inf]},
         ValueError,
