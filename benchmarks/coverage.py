@@ -330,12 +330,21 @@ def write_report(table: pd.DataFrame, args, path: Path, header: list[str]) -> No
     summary = cell_summary(table)
     reps = sorted(set(summary["reps"]))
     margin = 3 * np.sqrt(0.95 * 0.05 / args.reps)
+    has_headline = any(
+        tuple(row) == HEADLINE
+        for row in summary[["K", "gamma", "d", "N", "variant"]].itertuples(index=False)
+    )
+    headline_reps = (
+        f" (the headline cell K=2, gamma=1, d=2, N=10000 has {args.headline_reps}; "
+        f"every other cell {args.reps})"
+        if has_headline
+        else ""
+    )
     lines = [
         "# Coverage of PLUME's 95% Wald intervals",
         "",
-        f"Replicates per cell: {', '.join(map(str, reps))} (the headline cell "
-        f"K=2, gamma=1, d=2, N=10000 has {args.headline_reps}; every other cell "
-        f"{args.reps}). Monte Carlo standard error of a coverage of 0.95: "
+        f"Replicates per cell: {', '.join(map(str, reps))}{headline_reps}. "
+        "Monte Carlo standard error of a coverage of 0.95: "
         f"{np.sqrt(0.95 * 0.05 / args.reps):.4f} at {args.reps} replicates.",
         "",
         "Columns: coverage of the interval params +- 1.96 bse from the observed "
@@ -403,6 +412,7 @@ def plot(summary: pd.DataFrame, path: Path) -> None:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:  # the figure is optional; the tables are the results
         return
     base = summary[summary["variant"] == "base"]
@@ -421,17 +431,39 @@ def plot(summary: pd.DataFrame, path: Path) -> None:
             ax.plot(cell["N"], cell["cov_oim_min"], "o-", color=colour, label=f"d={d}")
             ax.plot(cell["N"], cell["cov_hc0_min"], "s--", color=colour, alpha=0.6)
         ax.set_xscale("log")
+        # the Ns run, labelled plainly: a log axis spanning less than a decade
+        # otherwise labels its minor ticks on top of each other
+        ax.set_xticks(sorted(set(base["N"])), minor=False)
+        ax.set_xticks([], minor=True)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_n_label))
         ax.set_title(f"K={k}, gamma={gamma:g}")
         if col == 0:
             ax.set_ylabel("worst parameter's coverage")
         if row == 1:
             ax.set_xlabel("N")
-    if axes[0, 0].get_legend_handles_labels()[0]:
-        axes[0, 0].legend(title="solid: oim, dashed: HC0", fontsize=8)
+    handles = {}
+    for ax in axes.flat:  # one legend for the figure, whichever panels have data
+        handles.update(zip(*reversed(ax.get_legend_handles_labels()), strict=True))
+    if handles:
+        fig.legend(
+            list(handles.values()),
+            list(handles),
+            title="solid: oim, dashed: HC0",
+            fontsize=8,
+            loc="center right",
+        )
     fig.suptitle("Coverage of 95% Wald intervals (shaded: 0.93-0.97)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 0.83, 1))  # the legend's column on the right
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _n_label(value: float, _position) -> str:
+    """A sample size as the axis shows it: 500, 2000, 1e4, 4e4."""
+    if value < 10000:
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 
 def build_cells(args) -> list[Cell]:
