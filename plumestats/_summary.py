@@ -268,8 +268,8 @@ def _coefficient_table(results, columns, rows: slice, label: str, labels, alpha)
 # observations per parameter from which the coverage study found K > 1 Wald
 # intervals regular: every cell with 556 or more (N = 10000; K = 3, d = 5 at
 # 2000 replicates included) held its level; with 111 to 278 (N = 2000 to 5000,
-# d = 5) the worst covered 0.92 to 0.93, the HC0 sandwich 0.93 to 0.94; most
-# cells at N = 500 held neither
+# d = 5) the worst covered 0.92 to 0.93, the HC0 sandwich 0.92 to 0.94; most
+# cells at N = 500 held neither (benchmarks/results/coverage_k3.md, coverage.md)
 _REGULAR_PER_PARAMETER = 500
 
 
@@ -295,10 +295,11 @@ def _inference_notes(results, alpha, bootstrap, bound) -> list[str]:
         notes.append(
             f"Intervals: {per_parameter:.0f} observations per parameter. With K > 1 "
             f"and fewer than {_REGULAR_PER_PARAMETER} the coverage study found "
-            "95% Wald intervals covering down to 92% with 111 to 278 (where "
-            "cov_type='HC0' covered 93-96%) and to 82% with 28 to 83 (where "
-            "res.bootstrap(...).conf_int(kind='normal') held its level or erred "
-            "wide); user guide: which interval to trust when."
+            "95% intervals from the observed information covering down to 92% "
+            "(111 to 278 per parameter, where cov_type='HC0' covered 92-97%) "
+            "and to 85% (28 to 83, where res.bootstrap(...).conf_int("
+            "kind='normal') covered 95-100%, erring wide); user guide: which "
+            "interval to trust when."
         )
     if results.k > 1:
         notes.append(

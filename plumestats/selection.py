@@ -349,13 +349,15 @@ def _checked_options(
 def _check_draws_can_reject(n_boot: int, test_level: float) -> None:
     """The smallest bootstrap p-value is ``1 / (n_boot + 1)``: with fewer
     draws no test can reject, and the search would keep the smallest K."""
-    if 1.0 / (n_boot + 1) > test_level:
+    smallest = 1.0 / (n_boot + 1)
+    if smallest > test_level:
         needed = int(np.ceil(1.0 / test_level)) - 1
         raise ValueError(
-            f"n_boot={n_boot} draws give no p-value below {1 / (n_boot + 1):.3g}, "
-            f"so no test at test_level={test_level:g} could reject and the "
-            f"smallest K would always be chosen: use n_boot >= {needed} "
-            "(99 or more for a stable p-value)"
+            f"n_boot={n_boot}: the smallest bootstrap p-value, 1/(n_boot + 1) = "
+            f"{smallest:.3g}, is above test_level={test_level:g}, so no test could "
+            "reject and the smallest K would always be chosen: use n_boot >= "
+            f"{needed}, and more if some draws may fail to refit (99 or more for "
+            "a stable p-value)"
         )
 
 

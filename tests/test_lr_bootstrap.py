@@ -11,6 +11,8 @@ policy), the p-value is the documented rank, the draws do not depend on
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import statsmodels.formula.api as smf
@@ -129,3 +131,35 @@ def test_select_k_lr_bootstrap_bad_options():
         )
     with pytest.raises(ValueError, match="test_level"):
         ps.select_k("y ~ x1 + x2", data, ks=(1, 2), test_level=1.5)
+
+
+@pytest.mark.parametrize(
+    ("n_boot", "test_level", "refused"),
+    [
+        (19, 0.05, False),
+        (18, 0.05, True),
+        (9, 0.1, False),
+        (8, 0.1, True),
+        (99, 0.01, False),
+        (98, 0.01, True),
+        (199, 0.005, False),
+    ],
+)
+def test_select_k_refuses_draws_too_few_to_reject(n_boot, test_level, refused):
+    # the smallest p-value is 1 / (n_boot + 1); it must reach test_level
+    data = logistic_data(60, d=1, seed=2)
+    run = functools.partial(
+        ps.select_k,
+        "y ~ x1",
+        data,
+        ks=(1,),  # one candidate: no test is run, only the options checked
+        criterion="lr_bootstrap",
+        n_boot=n_boot,
+        test_level=test_level,
+    )
+    if refused:
+        with pytest.raises(ValueError, match=r"use n_boot >= \d+") as error:
+            run()
+        assert f"use n_boot >= {n_boot + 1}" in str(error.value)
+    else:
+        assert run().chosen[0] == 1
