@@ -21,6 +21,7 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 from statsmodels.tools.sm_exceptions import PerfectSeparationError
 
+from plumestats._em import EMOptions
 from plumestats.api import HardPolyhedralLogit, PolyhedralMixtureLogit
 
 # SPLA1's likelihood has kinks where two scores tie; near a maximum on one,
@@ -171,7 +172,7 @@ class FitContext:
     seed: int = 0
     start_params: np.ndarray | None = None
     n_init: int = 1
-    em_tol: float = 1e-3
+    em_tol: float = EMOptions.em_tol  # the library's hand-over to Newton
 
 
 def with_constant(design: np.ndarray) -> np.ndarray:

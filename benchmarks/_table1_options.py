@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
+from plumestats._em import EMOptions
+
 from ._common import UCI_DATASETS as DATASETS
 from ._common import add_options, stem
 from ._table1_fits import RULES, Grids
@@ -63,13 +65,12 @@ DEFAULT_RULE = "gate-mle"
 # 93.16% with 3 k-means starts and 91.2% with one; a local maximum costs accuracy.
 DEFAULT_N_INIT = 3
 # EM hands over to Newton on L once the relative change of L falls below
-# em_tol: the library's default. 1e-2 (`--em-tol`) found the same maxima at 0.5
-# to 0.8 of the time in benchmarks.maxima (heart and pima, K = 2 and 3) and cut
-# heart's PLUME selection from 47 s to 31 s on the first outer fold with the
-# same choice, but on adult's first inner fold it reached other maxima (some
-# lower) and was slower at K = 3 (docs/benchmarks/learned.md, "Warm starts and
-# an earlier hand-over in Table 1"), so the protocol keeps the default.
-DEFAULT_EM_TOL = 1e-3
+# em_tol; the protocol keeps the library's default. With --warm-start, 1e-2
+# took a third to a half of the selection time on one repeat of every dataset
+# with the accuracy within 0.17 points, but reached lower maxima on adult's
+# inner folds: a candidate until a whole-table run confirms it
+# (docs/benchmarks/learned.md, "Warm starts and an earlier hand-over").
+DEFAULT_EM_TOL = EMOptions.em_tol
 DEFAULT_INNER_MAX_ROWS = 5000
 DEFAULT_SVM_MAX_ROWS = 5000
 TIMING_REPEATS = 7

@@ -300,7 +300,7 @@ def cell_summary(table: pd.DataFrame) -> pd.DataFrame:
     # coverage within 3 Monte Carlo standard errors of 0.95 (0.921-0.979 at 500
     # replicates): a stricter band flags correct SEs by chance in a grid of
     # about 400 parameters; the SE ratio's band 0.9-1.1 is 3 of its own MC SEs
-    margin = 3 * np.sqrt(0.95 * 0.05 / summary["reps"])
+    margin = 3 * _mc_se(summary["reps"])
     ok = (
         (summary["cov_oim_min"] >= 0.95 - margin)
         & (summary["cov_oim_max"] <= 0.95 + margin)
@@ -309,6 +309,12 @@ def cell_summary(table: pd.DataFrame) -> pd.DataFrame:
     )
     summary["trust"] = np.where(ok, "yes", "no")
     return summary.reset_index()
+
+
+def _mc_se(reps):
+    """The Monte Carlo standard error of a coverage of 0.95 from ``reps``
+    replicates (a number or a column of them)."""
+    return np.sqrt(0.95 * 0.05 / reps)
 
 
 def _fmt_table(frame: pd.DataFrame, floats: str = "{:.3f}") -> list[str]:
@@ -329,7 +335,7 @@ def write_report(table: pd.DataFrame, args, path: Path, header: list[str]) -> No
     table.to_csv(path.with_suffix(".csv"), index=False)
     summary = cell_summary(table)
     reps = sorted(set(summary["reps"]))
-    margin = 3 * np.sqrt(0.95 * 0.05 / args.reps)
+    margin = 3 * _mc_se(args.reps)
     has_headline = any(
         tuple(row) == HEADLINE
         for row in summary[["K", "gamma", "d", "N", "variant"]].itertuples(index=False)
@@ -345,7 +351,7 @@ def write_report(table: pd.DataFrame, args, path: Path, header: list[str]) -> No
         "",
         f"Replicates per cell: {', '.join(map(str, reps))}{headline_reps}. "
         "Monte Carlo standard error of a coverage of 0.95: "
-        f"{np.sqrt(0.95 * 0.05 / args.reps):.4f} at {args.reps} replicates.",
+        f"{_mc_se(args.reps):.4f} at {args.reps} replicates.",
         "",
         "Columns: coverage of the interval params +- 1.96 bse from the observed "
         "information (oim) and from the HC0 sandwich (hc0), smallest and largest "

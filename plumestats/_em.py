@@ -180,12 +180,12 @@ class _Run:
         free = self.objective.free(self.params, grad, self.boundary)
         neg_hess = self.problem.neg_hessian(self.terms)[free, free]
         memory = self.newton_memory
+        last = memory.get("lam", 0.0)  # the damping that last worked / growth
         # On a kinked L the undamped Newton step crosses a kink and fails its
         # line search (12 trials) at almost every iteration: start from the
-        # damping that last worked, over the growth factor (memory["lam"]), as
-        # Levenberg-Marquardt does
-        start = memory.get("lam", 0.0) if self.problem.gate.kinked else 0.0
-        first = damped_solve(neg_hess, grad[free], start, memory.get("lam", 0.0))
+        # last damping, as Levenberg-Marquardt does
+        start = last if self.problem.gate.kinked else 0.0
+        first = damped_solve(neg_hess, grad[free], start, last)
         direction, _, undamped = first
         if undamped and grad[free] @ direction <= rounding_error(self.value):
             # The predicted gain (Newton decrement) is below the rounding error
