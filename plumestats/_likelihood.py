@@ -57,9 +57,10 @@ def linear_scores(params: np.ndarray, exog, k: int) -> np.ndarray:
     weights = np.reshape(params, (k, exog.shape[1]))
     with np.errstate(over="ignore", invalid="ignore"):
         scores = exog @ weights.T
-        if not np.isfinite(scores).all():
-            peak = float(np.max(np.abs(weights)))
-            scores = (exog @ (weights / peak).T) * peak
+        if np.isfinite(scores).all():  # the rule: no rescaling, and no NaN
+            return scores
+        peak = float(np.max(np.abs(weights)))
+        scores = (exog @ (weights / peak).T) * peak
     if np.isnan(scores).any():
         raise FloatingPointError(
             "the hyperplane scores overflowed (features of order 1e308); rescale "
@@ -294,11 +295,34 @@ def compute_hard_terms(scores: np.ndarray, y_pm: np.ndarray) -> Terms:
     ``-h`` on the active hyperplane and zero elsewhere). The log-likelihood is not
     differentiable where two scores tie, a set of measure zero.
     """
-    owner = np.argmin(scores, axis=1)
-    onehot = owner[:, None] == np.arange(scores.shape[1])[None, :]
-    log_expert = log_expit(y_pm[:, None] * scores)
-    log_lik = log_expert[np.arange(scores.shape[0]), owner][:, None]
-    return Terms(scores, y_pm, np.where(onehot, 0.0, -np.inf), log_expert, log_lik)
+    return _HardTerms(scores, y_pm)
+
+
+class _HardTerms(Terms):
+    """:class:`Terms` of the hard gate, with the log-likelihood computed from
+    the smallest score alone and the per-face logs only when asked for: most
+    of SPLA1's evaluations are line-search trials that need ``L`` and nothing
+    else (about ten per Newton step on heart, where the steps cross kinks).
+    ``log_expit`` of the smallest score is the number the ``(n, K)`` array
+    holds at the owning face, so ``L`` is the same to the last bit."""
+
+    def __init__(self, scores: np.ndarray, y_pm: np.ndarray):
+        self.scores = scores
+        self.y_pm = y_pm
+        self.log_lik = _log_expit_in_place(
+            y_pm[:, None] * _row_reduce(np.minimum, scores)
+        )
+        self.loglikeobs = np.minimum(self.log_lik[:, 0], 0.0)
+
+    @cached_property
+    def log_expert(self) -> np.ndarray:
+        return _log_expit_in_place(self.y_pm[:, None] * self.scores)
+
+    @cached_property
+    def log_gate(self) -> np.ndarray:
+        owner = np.argmin(self.scores, axis=1)
+        onehot = owner[:, None] == np.arange(self.scores.shape[1])[None, :]
+        return np.where(onehot, 0.0, -np.inf)
 
 
 def q_value(terms: Terms, resp: np.ndarray) -> float:

@@ -85,13 +85,13 @@ def block_sums(
 ) -> dict:
     """The sums over one block of rows that the engine needs at ``params``.
 
-    ``need`` names them: ``"L"`` (log-likelihood and the count of perfectly
-    fitted rows), ``"Q"`` (surrogate with the responsibilities at ``base``),
-    ``"Qself"`` (with those at ``params``), ``"moved"`` (largest change of a
-    score from ``anchor``), ``"grad"``, ``"hess"`` (of ``l``), ``"qhess"`` (of
-    Q at its own responsibilities), ``"noise"`` (summed posterior of a flipped
-    label), ``"gate"``, ``"meat"``, ``"gram"``, ``"resp_gram"`` and
-    ``"max_abs_move"`` (largest ``|z' direction_k|``).
+    ``need`` names them: ``"L"`` (log-likelihood), ``"n_perfect"`` (the count
+    of perfectly fitted rows), ``"Q"`` (surrogate with the responsibilities
+    at ``base``), ``"Qself"`` (with those at ``params``), ``"moved"`` (largest
+    change of a score from ``anchor``), ``"grad"``, ``"hess"`` (of ``l``),
+    ``"qhess"`` (of Q at its own responsibilities), ``"noise"`` (summed
+    posterior of a flipped label), ``"gate"``, ``"meat"``, ``"gram"``,
+    ``"resp_gram"`` and ``"max_abs_move"`` (largest ``|z' direction_k|``).
     """
     design = as_design(z)
     rows = objective.rows(design, y, params)
@@ -171,6 +171,7 @@ class PlumeObjective:
         if "L" in need:
             with np.errstate(over="ignore"):  # terms near -1e308 sum to -inf
                 out["L"] = np.array(w(rows.loglikeobs).sum())
+        if "n_perfect" in need:
             out["n_perfect"] = _n_perfect(rows.loglikeobs, weights)
         if "Qself" in need:
             out["Qself"] = np.array(q_value(rows, w(rows.resp)))
@@ -343,6 +344,7 @@ class FlipObjective:
         noise = float(w(rows.noise).sum())
         if "L" in need:
             out["L"] = np.array(w(rows.loglikeobs).sum())
+        if "n_perfect" in need:
             out["n_perfect"] = _n_perfect(rows.loglikeobs, weights)
         if "Qself" in need:
             out["Qself"] = np.array(q_value(terms, clean[:, None] * terms.resp))

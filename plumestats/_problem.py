@@ -144,7 +144,8 @@ class Problem:
         need = set(need)
         anchor = None
         if not self.source.single:
-            need.add("L")
+            # a pass is dear: it always brings L and the perfectly fitted rows
+            need |= {"L", "n_perfect"}
             if (
                 self._anchor is not None
                 and point.anchor is None
@@ -253,7 +254,7 @@ class Problem:
 
     def count_perfect(self, point: Point) -> int:
         """Rows fitted with probability above ``1 - 1e-8``."""
-        self._fill(point, {"L"})
+        self._fill(point, {"n_perfect"})
         return int(point.sums["n_perfect"])
 
     def responsible_grams(self, point: Point) -> tuple[np.ndarray, np.ndarray]:
@@ -294,7 +295,7 @@ class Problem:
         ``sum_n s_n s_n' = J' (sum_n s^z_n s^z_n') J``.
         """
         self._next_hessian = "hess"
-        need = {"grad", "hess", "L", "gate", "confusion"}
+        need = {"grad", "hess", "L", "n_perfect", "gate", "confusion"}
         need |= {"gram"} if gram else set()
         need |= {"meat"} if meat else set()
         self._fill(point, need)
