@@ -40,13 +40,12 @@ def damped_solve(
     along a run.
     Returns ``(direction, lam, was_undamped_pd)``.
     """
-    ref = max(float(np.mean(np.abs(np.diag(neg_hess)))), np.finfo(float).tiny)
     lam = damping
-    eye = np.eye(neg_hess.shape[0])
     for _ in range(40):
         # LAPACK's Cholesky directly: what scipy.linalg.cho_factor/cho_solve
-        # call, without their checks and wrappers (a tenth of a small fit)
-        factor, info = _POTRF(neg_hess + lam * eye, lower=0, clean=0)
+        # call, without their checks and wrappers (a tenth of a small fit);
+        # it factors a copy (the undamped one is neg_hess itself, unchanged)
+        factor, info = _POTRF(_damped(neg_hess, lam), lower=0, clean=0)
         if info == 0:
             diag = np.abs(np.diag(factor))
             # a Cholesky factor with a tiny pivot is singular in all but name: the
@@ -55,9 +54,25 @@ def damped_solve(
                 direction, info = _POTRS(factor, grad, lower=0)
                 if info == 0:
                     return direction, lam, lam == 0.0
-        lam = max(_DAMPING_GROWTH * lam, 1e-10 * ref, hint)
+        lam = max(_DAMPING_GROWTH * lam, 1e-10 * _diagonal_scale(neg_hess), hint)
         hint = 0.0
     raise np.linalg.LinAlgError("no damping made the Newton system positive definite")
+
+
+def _damped(matrix: np.ndarray, lam: float) -> np.ndarray:
+    """``matrix + lam I`` (``matrix`` itself when ``lam`` is 0)."""
+    if lam == 0.0:
+        return matrix
+    out = matrix.copy()
+    out.flat[:: matrix.shape[0] + 1] += lam
+    return out
+
+
+def _diagonal_scale(matrix: np.ndarray) -> float:
+    """Mean absolute diagonal entry (at least the smallest normal double): the
+    scale of the damping's floors."""
+    diagonal = np.abs(np.diagonal(matrix))
+    return max(float(np.add.reduce(diagonal) / diagonal.size), np.finfo(float).tiny)
 
 
 def armijo(evaluate, params, direction, slope, value0, step=1.0, halvings=MAX_HALVINGS):
@@ -83,7 +98,6 @@ def ascent_step(evaluate, params, grad, neg_hess, value0, first=None, memory=Non
     ascent could be found.
     """
     memory = {} if memory is None else memory
-    ref = max(float(np.mean(np.abs(np.diag(neg_hess)))), np.finfo(float).tiny)
     damping = 0.0
     for _ in range(_MAX_DAMPING_ROUNDS):
         if first is None:
@@ -97,7 +111,7 @@ def ascent_step(evaluate, params, grad, neg_hess, value0, first=None, memory=Non
         if found is not None:
             step, trial, state = found
             return trial, state, (undamped and step == 1.0), direction
-        damping = max(100.0 * lam, 1e-6 * ref)
+        damping = max(100.0 * lam, 1e-6 * _diagonal_scale(neg_hess))
     return None
 
 

@@ -171,7 +171,7 @@ class Problem:
 
     def penalty(self, params: np.ndarray) -> float:
         """The L2 penalty of ``params`` (the faces' weights, or all of them)."""
-        return 0.5 * float(np.sum(self.ridge[: params.size] * params**2))
+        return 0.5 * float(np.add.reduce(self.ridge[: params.size] * params**2))
 
     def objective_value(self, params: np.ndarray, point: Point) -> float:
         """``L - penalty`` at ``params`` (whose sums ``point`` holds)."""
@@ -226,7 +226,7 @@ class Problem:
         self._next_hessian = key
         self._fill(point, {key})
         hess = -point.sums[key]
-        hess[np.diag_indices_from(hess)] += self.ridge[: hess.shape[0]]
+        hess.flat[:: hess.shape[0] + 1] += self.ridge[: hess.shape[0]]
         return hess
 
     def neg_hessian(self, point: Point) -> np.ndarray:
