@@ -292,15 +292,7 @@ def _inference_notes(results, alpha, bootstrap, bound) -> list[str]:
         notes.append(results.cov_kwds["description"])
     per_parameter = results.nobs / results.k_params
     if results.k > 1 and bootstrap is None and per_parameter < _REGULAR_PER_PARAMETER:
-        notes.append(
-            f"Intervals: {per_parameter:.0f} observations per parameter. With K > 1 "
-            f"and fewer than {_REGULAR_PER_PARAMETER} the coverage study found "
-            "95% intervals from the observed information covering down to 92% "
-            "(111 to 278 per parameter, where cov_type='HC0' covered 92-97%) "
-            "and to 85% (28 to 83, where res.bootstrap(...).conf_int("
-            "kind='normal') covered 95-100%, erring wide); user guide: which "
-            "interval to trust when."
-        )
+        notes.append(_interval_note(per_parameter, results.cov_type))
     if results.k > 1:
         notes.append(
             "LLR p-value: the test against the intercept-only logit is non-regular "
@@ -310,6 +302,31 @@ def _inference_notes(results, alpha, bootstrap, bound) -> list[str]:
     if bound is not None:
         notes.append(_bound_note(bound))
     return notes
+
+
+def _interval_note(per_parameter: float, cov_type: str) -> str:
+    """Which 95% interval the coverage study found to hold at this many
+    observations per parameter; a fit that already uses HC0 is told so
+    rather than advised to switch to it."""
+    head = (
+        f"Intervals: {per_parameter:.0f} observations per parameter. With K > 1 "
+        f"and fewer than {_REGULAR_PER_PARAMETER} the coverage study found "
+    )
+    small = (
+        "(28 to 83, where res.bootstrap(...).conf_int(kind='normal') covered "
+        "95-100%, erring wide); user guide: which interval to trust when."
+    )
+    if cov_type == "HC0":
+        return (
+            head + "this fit's cov_type='HC0' intervals covering 92-97% at 111 "
+            "to 278 per parameter (those from the observed information down to "
+            "92%), and 95% intervals covering down to 85% below 100 " + small
+        )
+    return (
+        head + "95% intervals from the observed information covering down to 92% "
+        "(111 to 278 per parameter, where cov_type='HC0' covered 92-97%) "
+        "and to 85% " + small
+    )
 
 
 def _bootstrap_note(bootstrap, alpha) -> str:
