@@ -479,5 +479,5 @@ def test_interval_note_fires_below_500_observations_per_parameter(nobs, noted):
     if noted:  # a fit that already uses HC0 is told so, not advised to switch
         robust = ps.plume("y ~ x1 + x2", data, k=2).fit(cov_type="HC0")
         robust_text = " ".join(str(robust.summary()).split())
-        assert "this fit's cov_type='HC0' intervals covering 92-97%" in robust_text
+        assert "HC0 intervals (this fit's kind) covering 92-97%" in robust_text
         assert "where cov_type='HC0' covered" not in robust_text
