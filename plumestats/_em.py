@@ -212,6 +212,7 @@ class _Run:
             self.value,
             first,
             memory,
+            adapt=self.problem.gate.kinked,
         )
         if found is None:
             return None

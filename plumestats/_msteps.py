@@ -88,14 +88,20 @@ def armijo(evaluate, params, direction, slope, value0, step=1.0, halvings=MAX_HA
     return None
 
 
-def ascent_step(evaluate, params, grad, neg_hess, value0, first=None, memory=None):
+def ascent_step(
+    evaluate, params, grad, neg_hess, value0, first=None, memory=None, adapt=False
+):
     """Damped Newton step with Armijo backtracking, escalating the damping when
     the line search fails.
 
     ``first`` is an already solved ``(direction, lam, undamped)``; ``memory`` a
-    dict whose ``"lam"`` carries the damping from one call to the next. Returns
-    ``(new_params, new_state, full_newton, direction)``, or ``None`` when no
-    ascent could be found.
+    dict whose ``"lam"`` carries the damping from one call to the next: the
+    damping that worked, divided by the growth factor. With ``adapt`` (a kinked
+    ``L``) a step that the line search had to shorten to ``t < 1/2`` leaves
+    ``lam / t`` instead, as a trust region shrinks: a damped direction is about
+    ``g / lam`` long, so the next one starts about as long as the step that
+    was taken. Returns ``(new_params, new_state, full_newton, direction)``, or
+    ``None`` when no ascent could be found.
     """
     memory = {} if memory is None else memory
     damping = 0.0
@@ -110,6 +116,10 @@ def ascent_step(evaluate, params, grad, neg_hess, value0, first=None, memory=Non
         found = armijo(evaluate, params, direction, slope, value0)
         if found is not None:
             step, trial, state = found
+            if adapt and step < 0.5:
+                # SPLA1's Newton steps cross kinks of L: without this the
+                # search halved about ten times at every step (heart, K = 2)
+                memory["lam"] = max(lam, 1e-6 * _diagonal_scale(neg_hess)) / step
             return trial, state, (undamped and step == 1.0), direction
         damping = max(100.0 * lam, 1e-6 * _diagonal_scale(neg_hess))
     return None
