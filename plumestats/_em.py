@@ -108,6 +108,7 @@ class _Run:
         self.history = [self.value]
         self.moves: list[float] = []
         self.newton_memory: dict = {}
+        self.reopened = False
         self.steps: list[str] = []
         self.newton_phase = False
         self.boundary = False
@@ -254,6 +255,17 @@ class _Run:
         if self.problem.gate.kinked and rel_change <= options.tol:
             # piecewise smooth L: at a maximum on a kink Newton steps shrink
             # without end, so the hard model also stops on a tiny relative change
+            # - unless the change was small because the trust region had shrunk
+            # (ascent_step's adapt): then, once a run, one more step from no
+            # damping decides
+            if (
+                kind == "newton"
+                and self.newton_memory.get("lam", 0.0) > 0.0
+                and not self.reopened
+            ):
+                self.newton_memory["lam"] = 0.0
+                self.reopened = True
+                return False
             return self.stop(True, "converged (hard gating: change below tol)")
         if kind != "em":
             return False
