@@ -28,8 +28,8 @@ from plumestats.api import HardPolyhedralLogit, PolyhedralMixtureLogit
 # Newton steps used to crawl for hundreds of iterations gaining ~1e-4 each
 # (heart, K = 3: -68.00 after 30 iterations, -67.90 after 500). Since the
 # library's kinked Newton steps shrink their trust region with the line
-# search (39db3b8) they rarely run long (the final fits of heart, ILPD and
-# Pima over 10 repeats: at most 58 iterations); the cap stays as a guard.
+# search (39db3b8, 6edebeb) they rarely run long (the final fits of heart, ILPD
+# and Pima over 10 repeats: at most 79 iterations); the cap stays as a guard.
 SPLA1_MAXITER = 100
 TIE_TOLERANCE = 1e-12  # inner scores this close count as a tie
 PROBABILITY_CLIP = 1e-15  # log-loss of P(y=1) clipped to [clip, 1 - clip]
