@@ -57,7 +57,7 @@ def linear_scores(params: np.ndarray, exog, k: int) -> np.ndarray:
     weights = np.reshape(params, (k, exog.shape[1]))
     with np.errstate(over="ignore", invalid="ignore"):
         scores = exog @ weights.T
-        if np.isfinite(scores).all():  # the rule: no rescaling, and no NaN
+        if np.isfinite(scores).all():  # the common case: no overflow, no NaN
             return scores
         peak = float(np.max(np.abs(weights)))
         scores = (exog @ (weights / peak).T) * peak
@@ -302,7 +302,7 @@ class _HardTerms(Terms):
     """:class:`Terms` of the hard gate, with the log-likelihood computed from
     the smallest score alone and the per-face logs only when asked for: most
     of SPLA1's evaluations are line-search trials that need ``L`` and nothing
-    else (about ten per Newton step on heart, where the steps cross kinks).
+    else (its Newton steps cross kinks, and their searches shorten them).
     ``log_expit`` of the smallest score is the number the ``(n, K)`` array
     holds at the owning face, so ``L`` is the same to the last bit."""
 

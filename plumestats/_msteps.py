@@ -68,6 +68,11 @@ def _damped(matrix: np.ndarray, lam: float) -> np.ndarray:
     return out
 
 
+def _damping_floor(neg_hess: np.ndarray) -> float:
+    """The smallest damping :func:`ascent_step` escalates to or keeps."""
+    return 1e-6 * _diagonal_scale(neg_hess)
+
+
 def _diagonal_scale(matrix: np.ndarray) -> float:
     """Mean absolute diagonal entry (at least the smallest normal double): the
     scale of the damping's floors."""
@@ -98,7 +103,8 @@ def ascent_step(
     dict whose ``"lam"`` carries the damping from one call to the next: the
     damping that worked, divided by the growth factor. With ``adapt`` (a kinked
     ``L``) a step that the line search had to shorten to ``t < 1/2`` leaves
-    ``lam / t`` instead, as a trust region shrinks: a damped direction is about
+    ``lam / t`` instead (``lam`` at least the damping floor), as a trust
+    region shrinks: a damped direction is about
     ``g / lam`` long, so the next one starts about as long as the step that
     was taken. Returns ``(new_params, new_state, full_newton, direction)``, or
     ``None`` when no ascent could be found.
@@ -119,9 +125,9 @@ def ascent_step(
             if adapt and step < 0.5:
                 # SPLA1's Newton steps cross kinks of L: without this the
                 # search halved about ten times at every step (heart, K = 2)
-                memory["lam"] = max(lam, 1e-6 * _diagonal_scale(neg_hess)) / step
+                memory["lam"] = max(lam, _damping_floor(neg_hess)) / step
             return trial, state, (undamped and step == 1.0), direction
-        damping = max(100.0 * lam, 1e-6 * _diagonal_scale(neg_hess))
+        damping = max(100.0 * lam, _damping_floor(neg_hess))
     return None
 
 

@@ -313,22 +313,22 @@ def _interval_note(per_parameter: float, cov_type: str) -> str:
         f"Intervals: {per_parameter:.0f} observations per parameter. With K > 1 "
         f"and fewer than {_REGULAR_PER_PARAMETER} the coverage study found "
     )
-    small = (
-        "(28 to 83, where res.bootstrap(...).conf_int(kind='normal') covered "
-        "95-100%, erring wide); user guide: which interval to trust when."
+    bootstrap = (
+        "res.bootstrap(...).conf_int(kind='normal') covered 95-100%, erring wide"
     )
+    guide = "; user guide: which interval to trust when."
     if cov_type == "HC0":
         return (
             head + "HC0 intervals (this fit's kind) covering 92-97% at 111 to 278 "
             "per parameter, where those from the observed information went down "
             "to 92%; at 28 to 83 per parameter both went down to 83-85%, and "
-            "res.bootstrap(...).conf_int(kind='normal') covered 95-100%, erring "
-            "wide; user guide: which interval to trust when."
+            + bootstrap
+            + guide
         )
     return (
         head + "95% intervals from the observed information covering down to 92% "
         "(111 to 278 per parameter, where cov_type='HC0' covered 92-97%) "
-        "and to 85% " + small
+        "and to 85% (28 to 83, where " + bootstrap + ")" + guide
     )
 
 
