@@ -65,7 +65,9 @@ def build_problem(model, alpha: float, chunksize: int | None = None):
     """The engine's problem on the model's rows, standardised, with the penalty.
 
     The rows are the model's Dask partitions, or its in-memory design: as one
-    block, or by blocks of ``chunksize`` rows. The L2 penalty is
+    block (evaluated by slabs of rows when it is large,
+    :func:`~plumestats._objectives.slab_rows`), or by blocks of ``chunksize``
+    rows. The L2 penalty is
     ``nobs * alpha / 2`` times the sum of squared slopes on the standardised
     features (intercepts and the flip rate are not penalised), i.e.
     statsmodels' per-observation convention ``L / N - alpha/2 ||b||^2``.
@@ -73,7 +75,11 @@ def build_problem(model, alpha: float, chunksize: int | None = None):
     source = model._row_source
     if source is None:
         source = InMemoryRows(
-            model.exog, model._y_inside, chunksize=chunksize, weights=model.freq_weights
+            model.exog,
+            model._y_inside,
+            chunksize=chunksize,
+            weights=model.freq_weights,
+            k=model.k,
         )
     scaling = source.scaling
     slope_ridge = np.full(source.n_cols, source.weight_sum * alpha)

@@ -8,13 +8,14 @@ perfectly fitted rows, the separation check's Grams, and at the end the
 :class:`DataSums` the results need. A point's answers are sums over the rows,
 kept on a :class:`Point` so that no question is computed twice.
 
-On a single in-memory block the point also keeps its per-row state, and each
-question costs only its own arithmetic. On blocks (``chunksize``, Dask) each
-question is a pass over the data, so a pass computes what the engine will ask
-for next as well (``L`` and ``Q`` together at a line-search trial; the gradient
-with the Hessian it will be asked for, guessed from the last one requested,
-at the iterate and at every line-search trial, which becomes the next iterate
-when it is accepted): an iteration costs about one pass per trial.
+On a single in-memory block the point also keeps its per-row state (slab by
+slab on a large design), and each question costs only its own arithmetic. On
+blocks (``chunksize``, Dask) each question is a pass over the data, so a
+pass computes what the engine will ask for next as well (``L`` and ``Q``
+together at a line-search trial; the gradient with the Hessian it will be
+asked for, guessed from the last one requested, at the iterate and at every
+line-search trial, which becomes the next iterate when it is accepted): an
+iteration costs about one pass per trial.
 Memory beyond the data is then ``O(block * p * K^2 + (K p)^2)``.
 """
 
@@ -23,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from ._objectives import combine_sums
 
 __all__ = ["DataSums", "Point", "Problem", "block_permutation", "user_jacobian"]
 
@@ -36,7 +39,7 @@ class Point:
         self.sums: dict = {}
         self.surrogates: dict = {}
         self.anchor = None
-        self.rows = None
+        self.rows = None  # on an in-memory design: the state of each slab
 
 
 class Problem:
@@ -114,27 +117,33 @@ class Problem:
         )
 
     def _single(self, point: Point, need, base, anchor, direction) -> dict:
-        source = self.source
+        """The sums over the in-memory design's slabs (one, unless the design
+        is large), from the per-row state each point keeps slab by slab."""
+        need = frozenset(need)
+        total = None
+        for index, (design, _, weights) in enumerate(self.source.slabs()):
+            sums = self.objective.sums(
+                design,
+                self._slab_rows(point, index),
+                need,
+                base=None if base is None else self._slab_rows(base, index),
+                anchor_scores=(
+                    None if anchor is None else self._slab_rows(anchor, index).scores
+                ),
+                direction=direction,
+                weights=weights,
+            )
+            total = sums if total is None else combine_sums(total, sums)
+        return total
+
+    def _slab_rows(self, point: Point, index: int):
+        """The per-row state of slab ``index`` at ``point``, computed once."""
         if point.rows is None:
-            point.rows = self.rows(point.params)
-        base_rows = anchor_scores = None
-        if base is not None:
-            if base.rows is None:
-                base.rows = self.rows(base.params)
-            base_rows = base.rows
-        if anchor is not None:
-            if anchor.rows is None:
-                anchor.rows = self.rows(anchor.params)
-            anchor_scores = anchor.rows.scores
-        return self.objective.sums(
-            source.design,
-            point.rows,
-            frozenset(need),
-            base=base_rows,
-            anchor_scores=anchor_scores,
-            direction=direction,
-            weights=source.weights,
-        )
+            point.rows = [None] * len(self.source.slabs())
+        if point.rows[index] is None:
+            design, y, _ = self.source.slabs()[index]
+            point.rows[index] = self.objective.rows(design, y, point.params)
+        return point.rows[index]
 
     def _fill(self, point: Point, need: set, base: Point | None = None) -> None:
         """One pass for what ``point`` lacks of ``need``; on blocks, plus what

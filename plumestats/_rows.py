@@ -5,7 +5,10 @@ Every fit reads its data through a row source, whatever the data are:
 * :class:`InMemoryRows` with ``chunksize=None``: the whole standardised design
   as one block (standardised once, kept as a :class:`DesignMatrix`); the
   problem keeps each point's per-row state for the next question at the same
-  point, as an in-memory fit should;
+  point, as an in-memory fit should. A design of more rows than
+  :func:`~plumestats._objectives.slab_rows` is evaluated by slabs of that
+  many rows (:meth:`InMemoryRows.slabs`, views of the one standardised
+  design), each slab's state kept as the whole design's would be;
 * :class:`InMemoryRows` with a ``chunksize``: blocks of rows of an in-memory
   design, each standardised on the fly, so that no standardised copy of the
   design and no ``(n, K (K + 1) / 2)`` array is ever whole;
@@ -28,7 +31,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ._design import DesignMatrix
-from ._objectives import block_sums, combine_sums
+from ._objectives import block_sums, combine_sums, slab_rows
 from ._scaling import DesignScaling
 
 __all__ = [
@@ -139,15 +142,29 @@ class InMemoryRows:
         Rows per block; ``None`` holds the design as one block.
     weights : ndarray, shape (n,), optional
         Observation weights (one by default).
+    k : int, optional
+        The model's faces: with ``chunksize=None``, the design is evaluated by
+        slabs of :func:`~plumestats._objectives.slab_rows` rows. Without
+        ``k``, as one slab.
+
+    Attributes
+    ----------
+    single : bool
+        Whether the rows are one standardised design held in memory (the
+        problem then keeps per-row state), rather than blocks.
+    design : DesignMatrix or None
+        That design (``None`` by blocks).
     """
 
-    def __init__(self, exog, y_pm, scaling=None, chunksize=None, weights=None):
+    def __init__(self, exog, y_pm, scaling=None, chunksize=None, weights=None, k=None):
         self.y_pm = np.asarray(y_pm, dtype=float)
         self.weights = weights
         self.nobs, self.n_cols = np.shape(exog)
         self.chunksize = None if chunksize is None else int(chunksize)
-        self.single = self.chunksize is None
         self.weight_sum = self.nobs if weights is None else float(np.sum(weights))
+        self.single = self.chunksize is None
+        self._slab_rows = self.nobs if k is None else slab_rows(k)
+        self._slabs: list[tuple] | None = None
         if self.single:
             self.scaling = scaling or _scaling_of(exog, self.y_pm, weights)
             self.design = DesignMatrix(self.scaling.transform_exog(exog))
@@ -170,7 +187,8 @@ class InMemoryRows:
         rows.weights = weights
         rows.nobs, rows.n_cols = np.shape(z)
         rows.weight_sum = rows.nobs if weights is None else float(np.sum(weights))
-        rows.chunksize, rows.single = None, True
+        rows.chunksize, rows.single, rows._slabs = None, True, None
+        rows._slab_rows = rows.nobs
         rows.scaling, rows.exog, rows.moments = None, None, None
         rows.design = z if isinstance(z, DesignMatrix) else DesignMatrix(z)
         rows.radius = _largest_row_norm(rows.design.values, weights)
@@ -180,11 +198,34 @@ class InMemoryRows:
         if self.single:
             yield self.design, self.y_pm, self.weights
             return
+        # one buffer for every block's standardised rows: a new array per
+        # block would fetch fresh pages from the kernel at every pass
+        buffer = np.empty((min(self.chunksize, self.nobs), self.n_cols))
         for start in range(0, self.nobs, self.chunksize):
             rows = slice(start, start + self.chunksize)
             weights = None if self.weights is None else self.weights[rows]
-            z = self.scaling.transform_exog(self.exog[rows])
+            raw = self.exog[rows]
+            z = self.scaling.transform_exog(raw, out=buffer[: raw.shape[0]])
             yield z, self.y_pm[rows], weights
+
+    def slabs(self) -> list[tuple]:
+        """The one design (``single``) as ``(design, y_pm, weights)`` slabs of
+        rows: the whole design, or views of it of
+        :func:`~plumestats._objectives.slab_rows` rows, each a
+        :class:`DesignMatrix` built once (its indicator split too)."""
+        if self._slabs is None:
+            if self._slab_rows >= self.nobs:
+                self._slabs = [(self.design, self.y_pm, self.weights)]
+            else:
+                self._slabs = [
+                    self._slab(slice(start, start + self._slab_rows))
+                    for start in range(0, self.nobs, self._slab_rows)
+                ]
+        return self._slabs
+
+    def _slab(self, rows: slice) -> tuple:
+        weights = None if self.weights is None else self.weights[rows]
+        return DesignMatrix(self.design.values[rows]), self.y_pm[rows], weights
 
     def reduce(self, kernel=block_sums, combine=combine_sums, **arguments) -> dict:
         total = None

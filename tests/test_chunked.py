@@ -14,6 +14,7 @@ import statsmodels.api as sm
 from numpy.testing import assert_allclose
 
 import plumestats.api as ps
+from plumestats import _objectives, _rows
 from plumestats._problem import Problem
 from plumestats._rows import InMemoryRows, in_memory_moments, scaling_from_moments
 from plumestats._scaling import DesignScaling
@@ -109,10 +110,30 @@ def test_scaling_from_block_moments_equals_whole_design():
         assert_allclose(blocks.scale, whole.scale, rtol=1e-13)
 
 
+def test_large_in_memory_fit_reads_slabs_with_the_same_estimates(triangle, monkeypatch):
+    """A design of more rows than a slab is evaluated by slabs of its
+    standardised rows, with the whole design's path and estimates."""
+    model, reference = triangle
+    monkeypatch.setattr(_objectives, "_SLAB_BYTES", 0)  # slabs of 1024 rows
+    counts = []
+    slabs_of = _rows.InMemoryRows.slabs
+
+    def counted(source):
+        counts.append(len(slabs_of(source)))
+        return slabs_of(source)
+
+    monkeypatch.setattr(_rows.InMemoryRows, "slabs", counted)
+    slabs = model.fit()
+    _assert_same_fit(reference, slabs)
+    assert max(counts) == 4  # 4000 rows
+
+
 @pytest.mark.parametrize("variant", ["soft", "hard", "flips"])
-def test_block_sums_equal_in_memory_problem(variant):
+@pytest.mark.parametrize("layout", ["blocks", "slabs", "slabbed blocks"])
+def test_block_sums_equal_in_memory_problem(variant, layout, monkeypatch):
     """Every question the engine asks has the same answer from one in-memory
-    block and from row blocks, for every objective."""
+    block and from row blocks (or the design by slabs, or blocks cut into
+    slabs), for every objective."""
     y, exog = _design(nobs=1500, k=3, seed=5)
     y_pm = 2.0 * y - 1.0
     scaling = DesignScaling.from_exog(exog)
@@ -120,7 +141,15 @@ def test_block_sums_equal_in_memory_problem(variant):
     spec = ModelSpec(3, gate, flips=variant == "flips")
     ridge = np.full(spec.n_params(exog.shape[1]), 2.0)
     whole = Problem(InMemoryRows(exog, y_pm, scaling), spec, ridge)
-    blocks = Problem(InMemoryRows(exog, y_pm, scaling, chunksize=256), spec, ridge)
+    monkeypatch.setattr(_objectives, "_SLAB_BYTES", 0)  # slabs of 1024 rows
+    if layout == "slabs":
+        rows = InMemoryRows(exog, y_pm, scaling, k=3)
+        assert rows.single and len(rows.slabs()) == 2  # 1024 and 476 rows
+    else:
+        # 256-row blocks, or one block of all 1500 rows cut into slabs
+        chunksize = 256 if layout == "blocks" else 1500
+        rows = InMemoryRows(exog, y_pm, scaling, chunksize=chunksize)
+    blocks = Problem(rows, spec, ridge)
     rng = np.random.default_rng(1)
     base, trial = rng.normal(size=(2, ridge.size))
     for problem in (whole, blocks):
