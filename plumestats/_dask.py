@@ -29,7 +29,7 @@ from ._design_checks import (
     names_from_variance,
 )
 from ._memory import check_parameter_count
-from ._objectives import block_sums, combine_sums
+from ._objectives import combine_sums, slab_sums
 from ._outcome import encode_outcome, prepare_endog
 from ._rows import combine_moments, design_moments, scaling_from_moments
 from ._weights import refuse_all_zero, refuse_weights
@@ -195,8 +195,10 @@ class DaskRows:
             parts = pairs + ([parts[-1]] if len(parts) % 2 else [])
         return dask.compute(parts[0])[0]
 
-    def reduce(self, kernel=block_sums, combine=combine_sums, **arguments) -> dict:
-        """``combine`` over the partitions of ``kernel(z_block, y_block, ...)``."""
+    def reduce(self, kernel=slab_sums, combine=combine_sums, **arguments) -> dict:
+        """``combine`` over the partitions of ``kernel(z_block, y_block, ...)``
+        (the engine's sums by default, each partition evaluated at once:
+        :func:`~plumestats._objectives.slab_sums`)."""
         dask, _ = import_dask()
         task = dask.delayed(_standardised, pure=True)
         xs = self.exog.to_delayed().ravel()

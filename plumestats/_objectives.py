@@ -15,8 +15,10 @@ loop. Two objectives serve every model:
 Each works in two steps: :meth:`rows` computes the per-row state of one block
 at a parameter vector (reusable: a fit in memory keeps it for the next
 question at the same point), and :meth:`sums` reduces it to the quantities
-named in ``need``. :func:`block_sums` does both for one block, the kernel that
-row sources map over their blocks. Notation and derivatives:
+named in ``need``. :func:`slab_sums` does both for one block of rows at once,
+the kernel Dask maps over its partitions; :func:`block_sums` does it by slabs
+of a block, the kernel of the in-memory blocks of ``chunksize``. Notation and
+derivatives:
 ``plumestats._likelihood`` (PLUME) and ``docs/model.md`` (label flips)::
 
     dl/dtheta = s dL/dtheta,  dl/deta = r - lam,
@@ -48,6 +50,7 @@ __all__ = [
     "block_sums",
     "combine_sums",
     "slab_rows",
+    "slab_sums",
 ]
 
 # An observation fitted with probability above 1 - 1e-8 for its own class is
@@ -90,24 +93,26 @@ def slab_rows(k: int) -> int:
 
 def block_sums(z, y: np.ndarray, **arguments) -> dict:
     """The sums over one block of rows that the engine needs (see
-    :func:`_slab_sums` for the arguments), by slabs of :func:`slab_rows`
+    :func:`slab_sums` for the arguments), by slabs of :func:`slab_rows`
     rows when the block is larger: a block's per-row arrays are then small
-    enough for the allocator to reuse, however large the block."""
+    enough for the allocator to reuse, however large the block (a fit by
+    blocks of 58,254 rows at 1e6 x 21, K = 3: 0.52 to 0.56 s per iteration
+    against 0.68 to 0.69 s whole)."""
     objective, weights = arguments["objective"], arguments.pop("weights", None)
     step = slab_rows(objective.k)
     if len(y) <= step:
-        return _slab_sums(z, y, weights=weights, **arguments)
+        return slab_sums(z, y, weights=weights, **arguments)
     values = z.values if isinstance(z, DesignMatrix) else z
     total = None
     for start in range(0, len(y), step):
         rows = slice(start, start + step)
         slab_weights = None if weights is None else weights[rows]
-        sums = _slab_sums(values[rows], y[rows], weights=slab_weights, **arguments)
+        sums = slab_sums(values[rows], y[rows], weights=slab_weights, **arguments)
         total = sums if total is None else combine_sums(total, sums)
     return total
 
 
-def _slab_sums(
+def slab_sums(
     z: np.ndarray,
     y: np.ndarray,
     *,
@@ -119,7 +124,10 @@ def _slab_sums(
     direction: np.ndarray | None = None,
     weights: np.ndarray | None = None,
 ) -> dict:
-    """The sums over one slab of rows that the engine needs at ``params``.
+    """The sums over one slab of rows that the engine needs at ``params``,
+    evaluated at once. Dask's partitions are: at 1e7 x 21, K = 3 with
+    partitions of 250,000 rows, slabs within them took 6.6 s per iteration
+    against 5.5 s whole (two workers, the same code otherwise).
 
     ``need`` names them: ``"L"`` (log-likelihood), ``"n_perfect"`` (the count
     of perfectly fitted rows), ``"Q"`` (surrogate with the responsibilities
