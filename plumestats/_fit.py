@@ -32,9 +32,11 @@ DIRECT_METHODS = ("newton", "bfgs", "lbfgs", "ncg", "cg", "nm", "powell")
 FIT_METHODS = ("em", *DIRECT_METHODS)
 
 
-# The largest per-row temporaries of a block: the standardised rows, the
-# Hessian weights (the K (K + 1) / 2 distinct pairs) and a few (K,)-rows; ~32 MB
-# of them per block.
+# The per-row temporaries of a block evaluated whole: the standardised rows,
+# the Hessian weights (the K (K + 1) / 2 distinct pairs) and a few (K,)-rows,
+# ~32 MB of them per block. Blocks are evaluated by slabs of rows now (their
+# Hessian weights are one slab's), so the blocks are smaller than they need
+# be; the size was kept (a fit's blocks decide its sums' rounding).
 _AUTO_BLOCK_BYTES = 32 * 2**20
 
 
@@ -111,7 +113,7 @@ def fit_model(
     )
     check_identified(model, alpha)
     chunksize = check_chunksize(model, chunksize, method, cov_type)
-    check_memory(model, chunksize)
+    check_memory(model, chunksize, slabs=method == "em")
     use_t = check_flag(use_t, "use_t", allow_none=True)
     retall = check_flag(retall, "retall")
     full_output = check_flag(full_output, "full_output")
@@ -216,13 +218,15 @@ def _run_direct(model, shared: dict, method: str, alpha: float, **options):
     return problem, scaling, internal, retvals, f"statsmodels {method}", 1
 
 
-def check_memory(model, chunksize) -> None:
+def check_memory(model, chunksize, slabs: bool = True) -> None:
     """Refuse a fit that would not fit in memory, before it starts (a Dask
-    model's partitions live on the workers: not checked here)."""
+    model's partitions live on the workers: not checked here). ``slabs``: the
+    engine's fit, whose Hessian weights are never whole (statsmodels'
+    optimisers build them for all rows)."""
     if model._row_source is None:
         auto = auto_chunksize(model.k_vars, model.k)
         check_fit_memory(
-            int(model.exog.shape[0]), model.k_vars, model.k, chunksize, auto
+            int(model.exog.shape[0]), model.k_vars, model.k, chunksize, auto, slabs
         )
 
 

@@ -10,10 +10,11 @@ the memory available (or the cap in the environment variable
 The estimate was calibrated with ``tracemalloc`` on fits of 2e4 to 2e5 rows,
 K = 2 to 40 and p = 3 to 30 (in memory and by blocks), and again when the
 Hessian weights became the distinct pairs only (6e3 to 3e4 rows, K = 2 to 40,
-p = 3: from 0 to 10% above the measured peak). Since blocks are evaluated by
-slabs of rows, a block's estimate is its standardised copy and one slab's
-arrays (6e3 to 1e5 rows, p = 3 and 20, K = 2 to 12, three iterations: from
-1.0 to 2.0 times the measured peak in memory, 0.9 to 1.5 times by blocks).
+p = 3: from 0 to 10% above the measured peak). Since the engine evaluates
+designs and blocks by slabs of rows, the Hessian weights are counted for one
+slab, and a block's standardised copy for the block (6e3 to 1e5 rows, p = 3
+and 20, K = 2 to 40, three iterations: from 0.99 to 1.5 times the measured
+peak in memory, 0.9 to 1.5 times by blocks).
 """
 
 from __future__ import annotations
@@ -67,19 +68,26 @@ def _available_bytes() -> int | None:
         return None
 
 
-def fit_peak_bytes(nobs: int, n_cols: int, k: int, block_rows: int | None) -> int:
+def fit_peak_bytes(
+    nobs: int, n_cols: int, k: int, block_rows: int | None, slabs: bool = True
+) -> int:
     """Estimated peak memory of a fit beyond its data: per-row arrays for
     all ``nobs`` rows in memory, or for a block of ``block_rows`` (its
     standardised copy, and per-row arrays for one slab of it,
     :func:`~plumestats._objectives.slab_rows`), and the dense ``(K p, K p)``
-    matrices of the Newton steps."""
-    per_row = 2.25 * k * (k + 1) / 2 + 14 * k + 12
+    matrices of the Newton steps. In memory the Hessian weights are one
+    slab's too, unless ``slabs`` is false (statsmodels' optimisers, which
+    build them for every row)."""
+    pairs = 2.25 * k * (k + 1) / 2
+    per_row = 14 * k + 12
     dense = 4 * (k * n_cols) ** 2
+    slab = slab_rows(k)
     if block_rows is None:
-        return int(8 * (nobs * (per_row + 2.5 * n_cols) + dense))
+        weight_rows = min(nobs, slab) if slabs else nobs
+        state = nobs * (per_row + 2.5 * n_cols)
+        return int(8 * (state + weight_rows * pairs + dense))
     block = min(block_rows, nobs)
-    slab = min(block, slab_rows(k))
-    return int(8 * (block * 2 * n_cols + slab * per_row + dense))
+    return int(8 * (block * 2 * n_cols + min(block, slab) * (per_row + pairs) + dense))
 
 
 def _size(n_bytes: float) -> str:
@@ -97,15 +105,21 @@ def _limit_words(limit: int) -> str:
 
 
 def check_fit_memory(
-    nobs: int, n_cols: int, k: int, block_rows: int | None, auto_rows: int
+    nobs: int,
+    n_cols: int,
+    k: int,
+    block_rows: int | None,
+    auto_rows: int,
+    slabs: bool = True,
 ) -> None:
     """Refuse, with a ``MemoryError`` that gives the estimate and the way out,
     a fit whose estimated peak exceeds :func:`memory_limit`; ``auto_rows`` is
-    the block size of ``chunksize="auto"``."""
+    the block size of ``chunksize="auto"`` (``slabs``: see
+    :func:`fit_peak_bytes`)."""
     limit = memory_limit()
     if limit is None:
         return
-    need = fit_peak_bytes(nobs, n_cols, k, block_rows)
+    need = fit_peak_bytes(nobs, n_cols, k, block_rows, slabs)
     if need <= limit:
         return
     dense = fit_peak_bytes(0, n_cols, k, 0)
