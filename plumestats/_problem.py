@@ -16,7 +16,7 @@ together at a line-search trial; the gradient with the Hessian it will be
 asked for, guessed from the last one requested, at the iterate and at every
 line-search trial, which becomes the next iterate when it is accepted): an
 iteration costs about one pass per trial.
-Memory beyond the data is then ``O(block * p * K^2 + (K p)^2)``.
+Memory beyond the data is then ``O(block * p + slab * K^2 + (K p)^2)``.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ class Problem:
 
     # ------------------------------------------------------------ the passes
     def rows(self, params: np.ndarray):
-        """The per-row state at ``params`` (a single in-memory block only)."""
+        """The per-row state at ``params`` on the whole design (a source of
+        one slab, such as the sample of the starts and re-seating moves)."""
         source = self.source
         return self.objective.rows(source.design, source.y_pm, params)
 
@@ -278,8 +279,11 @@ class Problem:
     def max_abs_move(self, direction: np.ndarray) -> float:
         """``max_n,k |z_n' d_k|`` for a direction of the faces' weights."""
         if self.source.single:
-            weights = direction[: self.n_weights].reshape(self.k, -1)
-            return float(np.max(np.abs(self.source.design @ weights.T), initial=0.0))
+            weights = direction[: self.n_weights].reshape(self.k, -1).T
+            return max(
+                float(np.max(np.abs(design @ weights), initial=0.0))
+                for design, _, _ in self.source.slabs()
+            )
         point = self.terms(np.zeros(self.ridge.size))
         sums = self._pass(point, {"max_abs_move"}, direction=direction)
         return float(sums["max_abs_move"])

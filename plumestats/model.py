@@ -482,9 +482,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             of freedom, instead of the normal and chi-squared ones (default).
         chunksize : int or "auto", optional
             Take the engine's sums over blocks of this many rows (``"auto"``:
-            blocks of about 32 MB), so that the memory the fit needs beyond the
-            data is ``O(chunksize * (p + K^2) + (K p)^2)``, not a standardised
-            copy of the design and ``(nobs, K (K + 1) / 2)`` arrays. Estimates
+            blocks of about 32 MB), so that the fit's memory beyond the data is
+            ``O(chunksize * p + slab * K^2 + (K p)^2)``, not a standardised
+            copy of the design and ``(nobs, K)`` arrays at each point. Estimates
             equal to rounding. What the results take from the data is summed
             by blocks too, at the fit (``llf``, the ``HC0`` meat, the
             diagnostics, the largest row norm of the Rademacher bound) and on

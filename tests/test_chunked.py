@@ -128,9 +128,10 @@ def test_large_in_memory_fit_reads_slabs_with_the_same_estimates(triangle, monke
     assert max(counts) == 4  # 4000 rows
 
 
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("variant", ["soft", "hard", "flips"])
 @pytest.mark.parametrize("layout", ["blocks", "slabs", "slabbed blocks"])
-def test_block_sums_equal_in_memory_problem(variant, layout, monkeypatch):
+def test_block_sums_equal_in_memory_problem(variant, layout, weighted, monkeypatch):
     """Every question the engine asks has the same answer from one in-memory
     block and from row blocks (or the design by slabs, or blocks cut into
     slabs), for every objective."""
@@ -140,15 +141,17 @@ def test_block_sums_equal_in_memory_problem(variant, layout, monkeypatch):
     gate = HardGate() if variant == "hard" else SoftGate(2.0)
     spec = ModelSpec(3, gate, flips=variant == "flips")
     ridge = np.full(spec.n_params(exog.shape[1]), 2.0)
-    whole = Problem(InMemoryRows(exog, y_pm, scaling), spec, ridge)
+    # frequency weights, zeros among them
+    freq = np.random.default_rng(2).integers(0, 4, y.size) * 1.0 if weighted else None
+    whole = Problem(InMemoryRows(exog, y_pm, scaling, weights=freq), spec, ridge)
     monkeypatch.setattr(_objectives, "_SLAB_BYTES", 0)  # slabs of 1024 rows
     if layout == "slabs":
-        rows = InMemoryRows(exog, y_pm, scaling, k=3)
+        rows = InMemoryRows(exog, y_pm, scaling, weights=freq, k=3)
         assert rows.single and len(rows.slabs()) == 2  # 1024 and 476 rows
     else:
         # 256-row blocks, or one block of all 1500 rows cut into slabs
         chunksize = 256 if layout == "blocks" else 1500
-        rows = InMemoryRows(exog, y_pm, scaling, chunksize=chunksize)
+        rows = InMemoryRows(exog, y_pm, scaling, chunksize=chunksize, weights=freq)
     blocks = Problem(rows, spec, ridge)
     rng = np.random.default_rng(1)
     base, trial = rng.normal(size=(2, ridge.size))
@@ -167,7 +170,10 @@ def test_block_sums_equal_in_memory_problem(variant, layout, monkeypatch):
             problem.count_perfect(terms),
             problem.gate_share(base),
             problem.max_abs_move(trial),
+            problem.noise_share(terms) if spec.flips else 0.0,
         )
+        sums = problem.data_sums(problem.terms(base), scaling, meat=True, gram=True)
+        problem.values += (sums.llf, sums.meat, sums.gram, sums.confusion)
     for got, expected in zip(blocks.values, whole.values, strict=True):
         assert_allclose(got, expected, rtol=1e-11, atol=1e-9)
     for got, expected in zip(
