@@ -126,8 +126,8 @@ def slab_sums(
 ) -> dict:
     """The sums over one slab of rows that the engine needs at ``params``,
     evaluated at once. Dask's partitions are: at 1e7 x 21, K = 3 with
-    partitions of 250,000 rows, slabs within them took 6.6 s per iteration
-    against 5.5 s whole (two workers, the same code otherwise).
+    partitions of 250,000 rows, slabs within them took 5.9 to 6.6 s per
+    iteration against 5.0 to 5.6 s whole (two workers, alternated runs).
 
     ``need`` names them: ``"L"`` (log-likelihood), ``"n_perfect"`` (the count
     of perfectly fitted rows), ``"Q"`` (surrogate with the responsibilities

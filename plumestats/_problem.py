@@ -125,11 +125,11 @@ class Problem:
         for index, (design, _, weights) in enumerate(self.source.slabs()):
             sums = self.objective.sums(
                 design,
-                self._slab_rows(point, index),
+                self._slab_state(point, index),
                 need,
-                base=None if base is None else self._slab_rows(base, index),
+                base=None if base is None else self._slab_state(base, index),
                 anchor_scores=(
-                    None if anchor is None else self._slab_rows(anchor, index).scores
+                    None if anchor is None else self._slab_state(anchor, index).scores
                 ),
                 direction=direction,
                 weights=weights,
@@ -137,7 +137,7 @@ class Problem:
             total = sums if total is None else combine_sums(total, sums)
         return total
 
-    def _slab_rows(self, point: Point, index: int):
+    def _slab_state(self, point: Point, index: int):
         """The per-row state of slab ``index`` at ``point``, computed once."""
         if point.rows is None:
             point.rows = [None] * len(self.source.slabs())
