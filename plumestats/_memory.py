@@ -72,9 +72,11 @@ def fit_peak_bytes(
     nobs: int, n_cols: int, k: int, block_rows: int | None, slabs: bool = True
 ) -> int:
     """Estimated peak memory of a fit beyond its data: per-row arrays for
-    all ``nobs`` rows in memory, or for a block of ``block_rows`` (its
-    standardised copy, and per-row arrays for one slab of it,
-    :func:`~plumestats._objectives.slab_rows`), and the dense ``(K p, K p)``
+    all ``nobs`` rows in memory; by blocks of ``block_rows``, the larger of
+    the pass that chooses the standardisation (two copies of a block) and a
+    pass of the iterations (one slab's standardised rows, with the centres
+    and scales tiled to its shape, and its per-row arrays,
+    :func:`~plumestats._objectives.slab_rows`); and the dense ``(K p, K p)``
     matrices of the Newton steps. In memory the Hessian weights are one
     slab's too, unless ``slabs`` is false (statsmodels' optimisers, which
     build them for every row)."""
@@ -87,7 +89,9 @@ def fit_peak_bytes(
         state = nobs * (per_row + 2.5 * n_cols)
         return int(8 * (state + weight_rows * pairs + dense))
     block = min(block_rows, nobs)
-    return int(8 * (block * 2 * n_cols + min(block, slab) * (per_row + pairs) + dense))
+    moments = block * 2 * n_cols
+    iterations = min(block, slab) * (per_row + pairs + 3 * n_cols)
+    return int(8 * (max(moments, iterations) + dense))
 
 
 def _size(n_bytes: float) -> str:

