@@ -188,7 +188,13 @@ class _Run:
         start = last if self.problem.gate.kinked else 0.0
         first = damped_solve(neg_hess, grad[free], start, last)
         direction, _, undamped = first
-        if undamped and grad[free] @ direction <= rounding_error(self.value):
+        last_step = undamped and grad[free] @ direction <= rounding_error(self.value)
+        if last_step or (undamped and np.max(np.abs(direction)) <= self.options.tol):
+            # this step ends the run (taken whole; or accepted whole, by
+            # stopping_rules): a pass over blocks need not bring the Hessian
+            # at its point
+            self.problem.prefetch_hessian(None)
+        if last_step:
             # The predicted gain (Newton decrement) is below the rounding error
             # of L, so a line search cannot judge the step: take it whole, as
             # the last step of a quadratically converging Newton iteration.

@@ -269,8 +269,10 @@ class Problem:
 
     def responsible_grams(self, point: Point) -> tuple[np.ndarray, np.ndarray]:
         """Block-diagonal ``sum_n r_nk z_n z_n'`` over all rows and over the
-        perfectly fitted ones (see :func:`plumestats._em.separating`)."""
-        self._fill(point, {"resp_gram"})
+        perfectly fitted ones (see :func:`plumestats._em.separating`). By
+        blocks the same pass brings the Hessian, which the check reads next:
+        the run's last step did not (``_Run.newton_step``)."""
+        self._fill(point, {"resp_gram"} | (set() if self.source.single else {"hess"}))
         return (
             _block_diagonal(point.sums["resp_gram"]),
             _block_diagonal(point.sums["resp_gram_perfect"]),

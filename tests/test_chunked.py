@@ -128,6 +128,33 @@ def test_large_in_memory_fit_reads_slabs_with_the_same_estimates(triangle, monke
     assert max(counts) == 4  # 4000 rows
 
 
+def _hessian_passes(model, monkeypatch, **fit_kwargs) -> int:
+    """How many of a fit's questions to the data included a Hessian."""
+    asked = []
+    pass_of = Problem._pass
+
+    def counted(problem, point, need, *args, **kwargs):
+        asked.append({"hess", "qhess"} & set(need))
+        return pass_of(problem, point, need, *args, **kwargs)
+
+    monkeypatch.setattr(Problem, "_pass", counted)
+    model.fit(**fit_kwargs)
+    monkeypatch.undo()
+    return sum(len(keys) for keys in asked)
+
+
+def test_blocks_compute_few_hessians_the_fit_does_not_read(monkeypatch):
+    """A pass over blocks brings the Hessian of the next iteration with each
+    line-search trial, but not at the run's last step (whose point's Hessian
+    nobody reads): at most two more Hessians than in memory, which computes
+    each when asked (the hand-over from EM to Newton is decided after the
+    last EM trial, whose Q Hessian goes unused)."""
+    y, exog = _design(k=2, seed=4)
+    model = ps.PolyhedralMixtureLogit(y, exog, k=2)
+    in_memory = _hessian_passes(model, monkeypatch)
+    assert _hessian_passes(model, monkeypatch, chunksize=999) <= in_memory + 2
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("variant", ["soft", "hard", "flips"])
 @pytest.mark.parametrize("layout", ["blocks", "slabs", "slabbed blocks"])
