@@ -117,7 +117,7 @@ def slab_sums(
     """
     design = as_design(z)
     rows = objective.rows(design, y, params)
-    base_rows = objective.rows(design, y, base) if "Q" in need else None
+    base_rows = objective.base_rows(design, y, base) if "Q" in need else None
     anchor_scores = None
     if "moved" in need and base_rows is not None and anchor is base:
         # a line-search trial of an EM step: the iterate is both
@@ -173,6 +173,15 @@ class PlumeObjective:
     def rows(self, design, y: np.ndarray, params: np.ndarray) -> Terms:
         """The per-row :class:`~plumestats._likelihood.Terms` at ``params``."""
         return self.gate.terms(linear_scores(params, design, self.k), y)
+
+    def base_rows(self, design, y: np.ndarray, params: np.ndarray) -> BaseRows:
+        """What ``Q`` and the score movement read of an EM step's base point,
+        which a line-search trial on blocks computes again: the scores and the
+        responsibilities, not every term of :meth:`rows` (0.5 against 1.9 ms
+        on a slab of 16,384 rows at K = 3; an EM trial's pass over 3e6 x 21
+        took 1.44 s against 1.48 s)."""
+        scores = linear_scores(params, design, self.k)
+        return BaseRows(scores, self.gate.responsibilities(scores, y))
 
     # ------------------------------------------------------------- the sums
     def sums(
@@ -285,6 +294,14 @@ class PlumeObjective:
 
 
 @dataclass
+class BaseRows:
+    """The scores and responsibilities of one slab at an EM step's base."""
+
+    scores: np.ndarray
+    resp: np.ndarray
+
+
+@dataclass
 class FlipRows:
     """Per-row quantities of the label-flip model at ``[theta, eta]``."""
 
@@ -330,6 +347,11 @@ class FlipObjective:
 
     def n_weights(self, z) -> int:
         return self.k * z.shape[1]
+
+    def base_rows(self, design, y: np.ndarray, params: np.ndarray) -> FlipRows:
+        """Q's clean-label weights need the whole state (see
+        :meth:`PlumeObjective.base_rows`)."""
+        return self.rows(design, y, params)
 
     def rows(self, design, y: np.ndarray, params: np.ndarray) -> FlipRows:
         """``r`` and ``s`` are formed from logs, so that neither loses its

@@ -24,6 +24,7 @@ from ._likelihood import (
     compute_terms,
     gate_probabilities,
     predict_mean,
+    responsibilities,
 )
 from ._objectives import FlipObjective, PlumeObjective
 
@@ -49,6 +50,10 @@ class SoftGate:
     def terms(self, scores: np.ndarray, y_pm: np.ndarray) -> Terms:
         return compute_terms(scores, y_pm, self.gamma)
 
+    def responsibilities(self, scores: np.ndarray, y_pm: np.ndarray) -> np.ndarray:
+        """:attr:`Terms.resp` alone (to rounding)."""
+        return responsibilities(scores, y_pm, self.gamma)
+
     def probabilities(self, scores: np.ndarray) -> np.ndarray:
         return gate_probabilities(scores, self.gamma)
 
@@ -73,6 +78,10 @@ class HardGate:
 
     def terms(self, scores: np.ndarray, y_pm: np.ndarray) -> Terms:
         return compute_hard_terms(scores, y_pm)
+
+    def responsibilities(self, scores: np.ndarray, y_pm: np.ndarray) -> np.ndarray:
+        """:attr:`Terms.resp`: the owning face's indicator, as the gate."""
+        return self.probabilities(scores)
 
     def probabilities(self, scores: np.ndarray) -> np.ndarray:
         owner = scores.argmin(axis=1)

@@ -86,3 +86,29 @@ def test_log_expit_equals_scipy_on_arrays_scalars_and_the_extremes():
         assert log_expit(scalar) == pytest.approx(scipy_log_expit(scalar), rel=1e-15)
     assert np.shape(log_expit(np.array(2.0))) == ()
     np.testing.assert_allclose(log_expit(values.reshape(-1, 1))[:, 0], got)
+
+
+@pytest.mark.parametrize("gamma", [1e-4, 1.0, 1e3])
+def test_responsibilities_alone_equal_the_terms_ones(gamma):
+    """The responsibilities a line-search trial on blocks computes for its base
+    point (softmax of the joint, without the log-likelihood) are the full
+    terms' to rounding, at extreme scores too: a row of -inf terms is shared
+    evenly by both."""
+    from plumestats._likelihood import compute_terms, responsibilities
+
+    rng = np.random.default_rng(3)
+    scores = np.concatenate(
+        [
+            rng.standard_normal((400, 3)) * 5,
+            rng.standard_normal((50, 3)) * 1e3,
+            [[1e308, -1e308, 0.0], [-np.inf, -np.inf, -np.inf], [np.inf, 0.0, 1.0]],
+        ]
+    )
+    y_pm = np.where(rng.random(scores.shape[0]) < 0.5, 1.0, -1.0)
+    y_pm[-2] = 1.0  # every face says -inf: no information
+    got = responsibilities(scores, y_pm, gamma)  # no warning (an error here)
+    expected = compute_terms(scores, y_pm, gamma).resp
+    # a tiny responsibility, exp(-700), carries the rounding of its log
+    # (700 eps) in both ways of computing it
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-14)
