@@ -98,6 +98,9 @@ class _Run:
         self.objective = problem.objective
         self.options = options
         self.params = np.asarray(start, dtype=float).copy()
+        # what passes over blocks bring with each gradient: the first M-step's
+        # Hessian, whatever the last run on this problem asked for
+        problem.prefetch_hessian("qhess" if mstep == "newton" else None)
         self.terms = problem.terms(self.params)
         self.value = problem.objective_value(self.params, self.terms)
         if not np.isfinite(self.value):
@@ -193,7 +196,7 @@ class _Run:
             # this step ends the run (taken whole; or accepted whole, by
             # stopping_rules): a pass over blocks need not bring the Hessian
             # at its point
-            self.problem.prefetch_hessian(None)
+            self.problem.prefetch_hessian("end")
         if last_step:
             # The predicted gain (Newton decrement) is below the rounding error
             # of L, so a line search cannot judge the step: take it whole, as

@@ -235,8 +235,6 @@ def em_runs(
                 method, exog, y_pm, model.k, scaling.intercept_index, rng, weights
             )
         )
-    if mstep != "newton":
-        plume.prefetch_hessian(None)  # only Newton M-steps use Q's Hessian
     progress.start(len(starts), plume)
     traces = _runs(plume, starts, options, mstep, progress, disp)
     reseats = []

@@ -88,8 +88,11 @@ class Problem:
         return self.k * self.n_cols
 
     def prefetch_hessian(self, key: str | None) -> None:
-        """Which Hessian (``"qhess"``, ``"hess"`` or ``None``) a pass over
-        blocks computes with the next gradient."""
+        """What a pass over blocks computes with the next gradient: the
+        Hessian ``key`` names (``"qhess"`` or ``"hess"``); none (``None``:
+        the M-steps without one, which start from ``Q``); or, with
+        ``"end"``, none and no ``Q`` either (the next accepted trial ends the
+        run, and only its gradient is read)."""
         self._next_hessian = key
 
     # ------------------------------------------------------------ the passes
@@ -219,7 +222,7 @@ class Problem:
         """:meth:`_derivatives` where an accepted trial is the next iterate;
         none for an EM step with label flips, whose next iterate also moves
         the flip rate (its trials' derivatives would go unused)."""
-        if self.spec.flips and self._next_hessian != "hess":
+        if self.spec.flips and self._next_hessian not in ("hess", "end"):
             return set()
         return self._derivatives()
 
@@ -227,8 +230,9 @@ class Problem:
         """What a pass over blocks computes for the next iteration: the
         gradient, the Hessian the engine asked for last, and for an EM step
         ``Q`` at the point's own responsibilities (where its search starts)."""
-        need = {"grad", self._next_hessian} - {None}
-        if self._next_hessian != "hess":
+        key = self._next_hessian
+        need = {"grad"} | ({key} & {"hess", "qhess"})
+        if key in ("qhess", None):
             need.add("Qself")
         return need
 

@@ -19,7 +19,8 @@ A source has ``nobs`` (rows), ``weights`` (frequency weights, or ``None``),
 ``weight_sum`` (the observations the rows stand for), ``n_cols``, ``scaling``,
 ``radius`` (the largest row norm of the raw design), ``reduce(kernel,
 **arguments)`` (the combined ``kernel(z, y, weights=w, **arguments)`` over its
-blocks), ``take(rows)`` (some standardised rows, their outcomes and weights)
+blocks; by blocks of ``chunksize`` the ``objective`` among the arguments sets
+the slabs' size), ``take(rows)`` (some standardised rows, their outcomes and weights)
 and ``single`` (whether it is one block held in memory,
 :attr:`InMemoryRows.design`).
 """
@@ -240,14 +241,17 @@ class InMemoryRows:
         standardise = SlabStandardiser(self.scaling, min(step, self.nobs))
         for start in range(0, self.nobs, self.chunksize):
             stop = min(start + self.chunksize, self.nobs)
-            yield (
-                self._slab_of_block(slice(first, min(first + step, stop)), standardise)
-                for first in range(start, stop, step)
-            )
+            yield self._block_slabs(start, stop, step, standardise)
 
-    def _slab_of_block(self, rows: slice, standardise) -> tuple:
-        weights = None if self.weights is None else self.weights[rows]
-        return standardise(self.exog[rows]), self.y_pm[rows], weights
+    def _block_slabs(
+        self, start: int, stop: int, step: int, standardise
+    ) -> Iterator[tuple]:
+        """The slabs of rows ``start:stop`` (each valid until the next: they
+        share the standardiser's buffer)."""
+        for first in range(start, stop, step):
+            rows = slice(first, min(first + step, stop))
+            weights = None if self.weights is None else self.weights[rows]
+            yield standardise(self.exog[rows]), self.y_pm[rows], weights
 
     def take(self, rows: np.ndarray) -> tuple:
         """Standardised design rows, outcomes and weights (``None`` without)

@@ -80,8 +80,10 @@ class HardGate:
         return compute_hard_terms(scores, y_pm)
 
     def responsibilities(self, scores: np.ndarray, y_pm: np.ndarray) -> np.ndarray:
-        """:attr:`Terms.resp`: the owning face's indicator, as the gate."""
-        return self.probabilities(scores)
+        """:attr:`Terms.resp`: the owning face's indicator, as the gate (and
+        ``1 / K`` on a row whose likelihood is zero). Never on a hot path:
+        the hard gate's M-steps climb ``L``, not ``Q``."""
+        return compute_hard_terms(scores, y_pm).resp
 
     def probabilities(self, scores: np.ndarray) -> np.ndarray:
         owner = scores.argmin(axis=1)

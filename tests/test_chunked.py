@@ -128,31 +128,55 @@ def test_large_in_memory_fit_reads_slabs_with_the_same_estimates(triangle, monke
     assert max(counts) == 4  # 4000 rows
 
 
-def _hessian_passes(model, monkeypatch, **fit_kwargs) -> int:
-    """How many of a fit's questions to the data included a Hessian."""
+def _passes(model, monkeypatch, **fit_kwargs) -> tuple[list[set], object]:
+    """What each of a fit's questions to the data asked for, and the fit."""
     asked = []
     pass_of = Problem._pass
 
-    def counted(problem, point, need, *args, **kwargs):
-        asked.append({"hess", "qhess"} & set(need))
+    def recorded(problem, point, need, *args, **kwargs):
+        asked.append(set(need))
         return pass_of(problem, point, need, *args, **kwargs)
 
-    monkeypatch.setattr(Problem, "_pass", counted)
-    model.fit(**fit_kwargs)
+    monkeypatch.setattr(Problem, "_pass", recorded)
+    fit = model.fit(**fit_kwargs)
     monkeypatch.undo()
-    return sum(len(keys) for keys in asked)
+    return asked, fit
 
 
-def test_blocks_compute_few_hessians_the_fit_does_not_read(monkeypatch):
-    """A pass over blocks brings the Hessian of the next iteration with each
-    line-search trial, but not at the run's last step (whose point's Hessian
-    nobody reads): at most two more Hessians than in memory, which computes
-    each when asked (the hand-over from EM to Newton is decided after the
-    last EM trial, whose Q Hessian goes unused)."""
+@pytest.mark.parametrize("flips", [False, True])
+def test_the_last_step_by_blocks_brings_its_gradient_and_no_hessian(flips, monkeypatch):
+    """A pass over blocks brings the next iteration's derivatives with each
+    line-search trial, but the run's last step (here its Newton decrement is
+    below rounding) brings only the gradient the trace reads: the Hessian
+    there is read by nobody (no row is perfectly fitted, so no separation
+    check), and no pass follows before the results'."""
+    y, exog = _design(k=2, seed=4)
+    if flips:
+        y = np.where(np.random.default_rng(0).random(y.size) < 0.2, 1 - y, y)
+        model = ps.LabelFlipPolyhedralLogit(y, exog, k=2)
+    else:
+        model = ps.PolyhedralMixtureLogit(y, exog, k=2)
+    asked, fit = _passes(model, monkeypatch, chunksize=999)
+    assert fit.mle_retvals["message"].startswith("converged (Newton decrement")
+    last_step, results = asked[-2:]
+    assert "confusion" in results  # the results' one pass
+    assert "grad" in last_step and not {"hess", "qhess"} & last_step
+
+
+def test_each_run_by_blocks_prefetches_its_own_m_steps_hessian(monkeypatch):
+    """Several starts with gradient M-steps: a run's passes over blocks bring
+    no Hessian the run does not read, whatever the run before it (ending in
+    Newton steps) asked for last. As many Hessians as in memory, which
+    computes each when asked (it was 68 against 18)."""
     y, exog = _design(k=2, seed=4)
     model = ps.PolyhedralMixtureLogit(y, exog, k=2)
-    in_memory = _hessian_passes(model, monkeypatch)
-    assert _hessian_passes(model, monkeypatch, chunksize=999) <= in_memory + 2
+    settings = {"mstep": "gradient", "n_init": 3, "init": "random"}
+    settings |= {"maxiter": 2000, "random_state": 0}
+    counts = []
+    for chunksize in (None, 999):
+        asked, _ = _passes(model, monkeypatch, chunksize=chunksize, **settings)
+        counts.append(sum(len({"hess", "qhess"} & need) for need in asked))
+    assert counts[1] <= counts[0]
 
 
 @pytest.mark.parametrize("weighted", [False, True])
