@@ -110,6 +110,30 @@ def test_scaling_from_block_moments_equals_whole_design():
         assert_allclose(blocks.scale, whole.scale, rtol=1e-13)
 
 
+@pytest.mark.parametrize("layout", ["float64", "float32", "int", "fortran"])
+def test_slab_standardiser_equals_transform_exog_to_the_bit(layout):
+    """A fit by blocks standardises slab by slab into one buffer, with the
+    centres and scales tiled: the same numbers as the whole design's
+    standardisation, whatever the dtype and memory order of the rows, and
+    for a last slab shorter than the buffer."""
+    from plumestats._scaling import SlabStandardiser
+
+    rng = np.random.default_rng(7)
+    exog = np.column_stack([np.ones(700), rng.normal(3.0, 2.0, (700, 3)) * 10])
+    exog = {
+        "float64": exog,
+        "float32": exog.astype(np.float32),
+        "int": np.round(exog).astype(np.int64),
+        "fortran": np.asfortranarray(exog),
+    }[layout]
+    scaling = DesignScaling.from_exog(np.asarray(exog, dtype=float))
+    expected = scaling.transform_exog(exog)
+    standardise = SlabStandardiser(scaling, 256)
+    for start in range(0, 700, 256):  # 256, 256 and 188 rows
+        got = standardise(exog[start : start + 256])
+        assert np.array_equal(got, expected[start : start + 256])
+
+
 def test_large_in_memory_fit_reads_slabs_with_the_same_estimates(triangle, monkeypatch):
     """A design of more rows than a slab is evaluated by slabs of its
     standardised rows, with the whole design's path and estimates."""
