@@ -192,7 +192,7 @@ class _Run:
         first = damped_solve(neg_hess, grad[free], start, last)
         direction, _, undamped = first
         last_step = undamped and grad[free] @ direction <= rounding_error(self.value)
-        if last_step or (undamped and np.max(np.abs(direction)) <= self.options.tol):
+        if last_step or (undamped and self._below_tol(direction)):
             # this step ends the run (taken whole; or accepted whole, by
             # stopping_rules): a pass over blocks need not bring the Hessian
             # at its point
@@ -252,11 +252,7 @@ class _Run:
 
     def stopping_rules(self, kind, rel_change, full_newton, direction) -> bool:
         options = self.options
-        if (
-            kind == "newton"
-            and full_newton
-            and np.max(np.abs(direction)) <= options.tol
-        ):
+        if kind == "newton" and full_newton and self._below_tol(direction):
             return self.stop(True, "converged (Newton step below tol)")
         if _diverging(self.history, self.moves):
             self.separated = True
@@ -286,6 +282,10 @@ class _Run:
             if self.small(grad[self.objective.free(self.params, grad, self.boundary)]):
                 return self.stop(True, "converged (EM: small change and gradient)")
         return False
+
+    def _below_tol(self, direction) -> bool:
+        """A Newton step this short, taken whole, ends the run."""
+        return bool(np.max(np.abs(direction)) <= self.options.tol)
 
     def small(self, grad) -> bool:
         """Mean score per observation below ``gtol`` (standardised units)."""

@@ -34,9 +34,9 @@ FIT_METHODS = ("em", *DIRECT_METHODS)
 
 # The per-row temporaries of a block evaluated whole: the standardised rows,
 # the Hessian weights (the K (K + 1) / 2 distinct pairs) and a few (K,)-rows,
-# ~32 MB of them per block. Blocks are evaluated by slabs of rows now (their
-# Hessian weights are one slab's), so the blocks are smaller than they need
-# be; the size was kept (a fit's blocks decide its sums' rounding).
+# ~32 MB of them per block. Blocks are standardised and evaluated by slabs of
+# rows now, so a block's size only bounds the moments pass and sets the order
+# in which the sums are added; it was kept (that order decides their rounding).
 _AUTO_BLOCK_BYTES = 32 * 2**20
 
 

@@ -160,11 +160,7 @@ class Terms:
         with np.errstate(over="ignore", invalid="ignore"):
             resp = self.joint - self.log_lik
             np.exp(resp, out=resp)
-        # an observation whose likelihood underflowed entirely: share it evenly
-        unknown = np.isnan(resp)
-        if unknown.any():
-            resp[unknown] = 1.0 / resp.shape[1]
-        return resp
+        return _share_unknown_evenly(resp)
 
     @cached_property
     def gate(self) -> np.ndarray:
@@ -280,9 +276,16 @@ def responsibilities(scores: np.ndarray, y_pm: np.ndarray, gamma: float) -> np.n
         resp += _log_expit_in_place(y_pm[:, None] * scores)
     peak = _row_reduce(np.maximum, resp)
     with np.errstate(invalid="ignore"):
-        resp -= peak  # a row of -inf becomes NaN, shared evenly below
+        resp -= peak  # a row of -inf becomes NaN
         np.exp(resp, out=resp)
         resp /= _row_reduce(np.add, resp)
+    return _share_unknown_evenly(resp)
+
+
+def _share_unknown_evenly(resp: np.ndarray) -> np.ndarray:
+    """``resp`` with the NaN of an observation whose likelihood underflowed
+    entirely (every term ``-inf``) replaced by ``1 / K``: no face explains
+    it better than another."""
     unknown = np.isnan(resp)
     if unknown.any():
         resp[unknown] = 1.0 / resp.shape[1]

@@ -16,7 +16,9 @@ together at a line-search trial; the gradient with the Hessian it will be
 asked for, guessed from the last one requested, at the iterate and at every
 line-search trial, which becomes the next iterate when it is accepted): an
 iteration costs about one pass per trial.
-Memory beyond the data is then ``O(block * p + slab * K^2 + (K p)^2)``.
+Memory beyond the data is then ``O(slab * (p + K^2) + (K p)^2)`` for the
+iterations by blocks (a Dask partition is one slab), and ``O(block * p)``
+for the pass that chooses the standardisation.
 """
 
 from __future__ import annotations

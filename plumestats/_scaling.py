@@ -84,10 +84,9 @@ class DesignScaling:
         scale[scale == 0] = 1.0
         return cls(center, scale, intercept, value)
 
-    def transform_exog(self, exog: np.ndarray, out: np.ndarray | None = None):
-        """Standardised design ``z`` (one new array, or ``out``: the division
-        in place)."""
-        standardised = np.subtract(exog, self.center, out=out, dtype=float)
+    def transform_exog(self, exog: np.ndarray) -> np.ndarray:
+        """Standardised design ``z`` (one new array: the division in place)."""
+        standardised = np.subtract(exog, self.center, dtype=float)
         standardised /= self.scale
         return standardised
 

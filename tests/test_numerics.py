@@ -112,3 +112,4 @@ def test_responsibilities_alone_equal_the_terms_ones(gamma):
     # (700 eps) in both ways of computing it
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-300)
     np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-14)
+    assert np.array_equal(got[-2], np.full(3, 1 / 3))  # the row of -inf terms
