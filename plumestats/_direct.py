@@ -103,7 +103,7 @@ def _start_params(model, problem, scaling, start_params, init, random_state):
             problem.source.design,
             problem.source.y_pm,
             model.k,
-            scaling.intercept_index,
+            problem.metrics.penalty,
             as_rng(random_state),
             problem.source.weights,
         )

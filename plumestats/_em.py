@@ -183,13 +183,15 @@ class _Run:
         whose gain is below rounding."""
         free = self.objective.free(self.params, grad, self.boundary)
         neg_hess = self.problem.neg_hessian(self.terms)[free, free]
+        damping = self.problem.damping
+        metric = None if damping is None else damping[free, free]
         memory = self.newton_memory
         last = memory.get("lam", 0.0)  # the damping that last worked / growth
         # On a kinked L the undamped Newton step crosses a kink and fails its
         # line search (12 trials) at almost every iteration: start from the
         # last damping, as Levenberg-Marquardt does
         start = last if self.problem.gate.kinked else 0.0
-        first = damped_solve(neg_hess, grad[free], start, last)
+        first = damped_solve(neg_hess, grad[free], start, last, metric)
         direction, _, undamped = first
         last_step = undamped and grad[free] @ direction <= rounding_error(self.value)
         if last_step or (undamped and self._below_tol(direction)):
@@ -223,6 +225,7 @@ class _Run:
             first,
             memory,
             adapt=self.problem.gate.kinked,
+            metric=metric,
         )
         if found is None:
             return None

@@ -16,6 +16,7 @@ from scipy.special import logit
 
 from ._em import run_em
 from ._parallel import FitProgress
+from ._penalty import term_metrics
 from ._problem import Problem
 from ._rows import InMemoryRows
 from ._start import (
@@ -67,10 +68,12 @@ def build_problem(model, alpha: float, chunksize: int | None = None):
     The rows are the model's Dask partitions, or its in-memory design: as one
     block (evaluated by slabs of rows when it is large,
     :func:`~plumestats._objectives.slab_rows`), or by blocks of ``chunksize``
-    rows. The L2 penalty is
-    ``nobs * alpha / 2`` times the sum of squared slopes on the standardised
-    features (intercepts and the flip rate are not penalised), i.e.
-    statsmodels' per-observation convention ``L / N - alpha/2 ||b||^2``.
+    rows. The L2 penalty is ``nobs * alpha / 2`` times the sum of squared
+    slopes on the standardised features (intercepts and the flip rate are not
+    penalised), i.e. statsmodels' per-observation convention
+    ``L / N - alpha/2 ||b||^2``; a formula term of several columns counts
+    ``b_T' C_T b_T``, its columns' correlation ``C_T`` (so that a factor's
+    penalty does not depend on its reference level, :mod:`plumestats._penalty`).
     """
     source = model._row_source
     if source is None:
@@ -82,12 +85,10 @@ def build_problem(model, alpha: float, chunksize: int | None = None):
             k=model.k,
         )
     scaling = source.scaling
-    slope_ridge = np.full(source.n_cols, source.weight_sum * alpha)
-    if scaling.intercept_index is not None:
-        slope_ridge[scaling.intercept_index] = 0.0
+    metrics = term_metrics(model, source, scaling.intercept_index)
     spec = model.spec.with_penalty(alpha)
-    ridge = np.append(np.tile(slope_ridge, spec.k), np.zeros(spec.n_extra))
-    return Problem(source, spec, ridge), scaling
+    ridge = metrics.penalty.scaled(source.weight_sum * alpha)
+    return Problem(source, spec, ridge.tiled(spec.k, spec.n_extra), metrics), scaling
 
 
 def _plume_stage(problem: Problem) -> Problem:
@@ -95,7 +96,8 @@ def _plume_stage(problem: Problem) -> Problem:
     if not problem.spec.flips:
         return problem
     spec = replace(problem.spec, flips=False)
-    return Problem(problem.source, spec, problem.ridge[: problem.n_weights])
+    ridge = problem.ridge.head(problem.n_weights)
+    return Problem(problem.source, spec, ridge, problem.metrics)
 
 
 def start_sample(problem: Problem, init: str, rng):
@@ -120,7 +122,7 @@ def default_start(model) -> np.ndarray:
     rng = as_rng(None)
     exog, y_pm, weights = start_sample(problem, "kmeans", rng)
     internal = make_start(
-        "kmeans", exog, y_pm, model.k, scaling.intercept_index, rng, weights
+        "kmeans", exog, y_pm, model.k, problem.metrics.penalty, rng, weights
     )
     return scaling.to_user(internal.reshape(model.k, -1)).ravel()
 
@@ -232,7 +234,7 @@ def em_runs(
         exog, y_pm, weights = start_sample(plume, method, rng)
         starts.append(
             make_start(
-                method, exog, y_pm, model.k, scaling.intercept_index, rng, weights
+                method, exog, y_pm, model.k, problem.metrics.penalty, rng, weights
             )
         )
     progress.start(len(starts), plume)
@@ -244,9 +246,7 @@ def em_runs(
         exog, y_pm, weights = start_sample(plume, "kmeans", rng)
         sample = sample_rows(exog, y_pm, rng, weights)
         progress.set_stage("re-seating")
-        reseats = reseat_faces(
-            plume, sample, best, options, mstep, scaling.intercept_index, reseat
-        )
+        reseats = reseat_faces(plume, sample, best, options, mstep, reseat)
         _report(disp, "Re-seating move", reseats)
     if plume is problem:
         return problem, scaling, traces, reseats

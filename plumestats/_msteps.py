@@ -11,7 +11,7 @@ Newton step on ``L`` itself (:func:`ascent_step`) finishes the fit.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import lapack
+from scipy.linalg import lapack, solve_triangular
 
 _POTRF, _POTRS = lapack.dpotrf, lapack.dpotrs
 
@@ -29,11 +29,17 @@ _DAMPING_GROWTH = 3.0
 
 
 def damped_solve(
-    neg_hess: np.ndarray, grad: np.ndarray, damping: float, hint: float = 0.0
+    neg_hess: np.ndarray,
+    grad: np.ndarray,
+    damping: float,
+    hint: float = 0.0,
+    metric: np.ndarray | None = None,
 ):
-    """Solve ``(neg_hess + lam I) d = grad`` with the smallest ``lam >= damping``
+    """Solve ``(neg_hess + lam M) d = grad`` with the smallest ``lam >= damping``
     (growing by ``_DAMPING_GROWTH``) that makes the matrix numerically positive
-    definite.
+    definite. ``M`` is ``metric``, by default the identity (a design's
+    coupled terms give one, :class:`plumestats._penalty.TermMetrics`, so that
+    a damped step does not depend on how a factor is coded).
 
     After ``lam = damping`` fails, the search jumps to ``hint`` (the damping that
     worked last time, divided by the growth factor), saving most factorisations
@@ -45,7 +51,7 @@ def damped_solve(
         # LAPACK's Cholesky directly: what scipy.linalg.cho_factor/cho_solve
         # call, without their checks and wrappers (a tenth of a small fit);
         # it factors a copy (the undamped one is neg_hess itself, unchanged)
-        factor, info = _POTRF(_damped(neg_hess, lam), lower=0, clean=0)
+        factor, info = _POTRF(_damped(neg_hess, lam, metric), lower=0, clean=0)
         if info == 0:
             diag = np.abs(np.diag(factor))
             # a Cholesky factor with a tiny pivot is singular in all but name: the
@@ -54,28 +60,38 @@ def damped_solve(
                 direction, info = _POTRS(factor, grad, lower=0)
                 if info == 0:
                     return direction, lam, lam == 0.0
-        lam = max(_DAMPING_GROWTH * lam, 1e-10 * _diagonal_scale(neg_hess), hint)
+        lam = max(
+            _DAMPING_GROWTH * lam, 1e-10 * _diagonal_scale(neg_hess, metric), hint
+        )
         hint = 0.0
     raise np.linalg.LinAlgError("no damping made the Newton system positive definite")
 
 
-def _damped(matrix: np.ndarray, lam: float) -> np.ndarray:
-    """``matrix + lam I`` (``matrix`` itself when ``lam`` is 0)."""
+def _damped(matrix: np.ndarray, lam: float, metric=None) -> np.ndarray:
+    """``matrix + lam M`` (``matrix`` itself when ``lam`` is 0; ``M``:
+    ``metric``, or the identity)."""
     if lam == 0.0:
         return matrix
+    if metric is not None:
+        return matrix + lam * metric
     out = matrix.copy()
     out.flat[:: matrix.shape[0] + 1] += lam
     return out
 
 
-def _damping_floor(neg_hess: np.ndarray) -> float:
+def _damping_floor(neg_hess: np.ndarray, metric=None) -> float:
     """The smallest damping :func:`ascent_step` escalates to or keeps."""
-    return 1e-6 * _diagonal_scale(neg_hess)
+    return 1e-6 * _diagonal_scale(neg_hess, metric)
 
 
-def _diagonal_scale(matrix: np.ndarray) -> float:
+def _diagonal_scale(matrix: np.ndarray, metric=None) -> float:
     """Mean absolute diagonal entry (at least the smallest normal double): the
-    scale of the damping's floors."""
+    scale of the damping's floors. With a damping ``metric`` ``M``, of
+    ``L^-1 matrix L^-T`` (``L L' = M``): the same in any coordinates."""
+    if metric is not None:
+        factor = np.linalg.cholesky(metric)
+        matrix = solve_triangular(factor, matrix, lower=True)
+        matrix = solve_triangular(factor, matrix.T, lower=True)
     diagonal = np.abs(np.diagonal(matrix))
     return max(float(np.add.reduce(diagonal) / diagonal.size), np.finfo(float).tiny)
 
@@ -94,7 +110,15 @@ def armijo(evaluate, params, direction, slope, value0, step=1.0, halvings=MAX_HA
 
 
 def ascent_step(
-    evaluate, params, grad, neg_hess, value0, first=None, memory=None, adapt=False
+    evaluate,
+    params,
+    grad,
+    neg_hess,
+    value0,
+    first=None,
+    memory=None,
+    adapt=False,
+    metric=None,
 ):
     """Damped Newton step with Armijo backtracking, escalating the damping when
     the line search fails.
@@ -107,13 +131,16 @@ def ascent_step(
     region shrinks: a damped direction is about
     ``g / lam`` long, so the next one starts about as long as the step that
     was taken. Returns ``(new_params, new_state, full_newton, direction)``, or
-    ``None`` when no ascent could be found.
+    ``None`` when no ascent could be found. ``metric``: the damping's
+    (:func:`damped_solve`).
     """
     memory = {} if memory is None else memory
     damping = 0.0
     for _ in range(_MAX_DAMPING_ROUNDS):
         if first is None:
-            first = damped_solve(neg_hess, grad, damping, memory.get("lam", 0.0))
+            first = damped_solve(
+                neg_hess, grad, damping, memory.get("lam", 0.0), metric
+            )
         (direction, lam, undamped), first = first, None
         memory["lam"] = lam / _DAMPING_GROWTH
         slope = float(grad @ direction)
@@ -125,9 +152,9 @@ def ascent_step(
             if adapt and step < 0.5:
                 # SPLA1's Newton steps cross kinks of L: without this the
                 # search halved about ten times at every step (heart, K = 2)
-                memory["lam"] = max(lam, _damping_floor(neg_hess)) / step
+                memory["lam"] = max(lam, _damping_floor(neg_hess, metric)) / step
             return trial, state, (undamped and step == 1.0), direction
-        damping = max(100.0 * lam, _damping_floor(neg_hess))
+        damping = max(100.0 * lam, _damping_floor(neg_hess, metric))
     return None
 
 
@@ -141,8 +168,16 @@ class NewtonMStep:
 
     def __call__(self, problem, evaluate, params, terms, grad, value0):
         neg_q_hess = problem.neg_q_hessian(terms)
+        size = neg_q_hess.shape[0]
+        metric = None if problem.damping is None else problem.damping[:size, :size]
         return ascent_step(
-            evaluate, params, grad, neg_q_hess, value0, memory=self.memory
+            evaluate,
+            params,
+            grad,
+            neg_q_hess,
+            value0,
+            memory=self.memory,
+            metric=metric,
         )
 
 

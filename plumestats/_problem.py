@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._objectives import combine_sums
+from ._penalty import Ridge
 
 __all__ = ["DataSums", "Point", "Problem", "block_permutation", "user_jacobian"]
 
@@ -53,9 +54,14 @@ class Problem:
         Where the (standardised) rows are.
     spec : ModelSpec
         K, the gate, the inside class and the objective.
-    ridge : ndarray, optional
-        The L2 penalty's weight on each internal parameter: the objective is
-        ``sum_n l_n - 0.5 * sum(ridge * params**2)``.
+    ridge : Ridge or ndarray, optional
+        The L2 penalty :math:`\tfrac12 b' R b` (a vector: its diagonal, one
+        weight per internal parameter): the objective is
+        ``sum_n l_n - 0.5 * params' R params``.
+    metrics : TermMetrics, optional
+        The design's terms' penalty metric (which the starts' ridge fits and
+        distances use) and damping metric (:func:`plumestats._penalty.term_metrics`);
+        by default none: no starts, and Newton steps damped by the identity.
 
     Attributes
     ----------
@@ -63,14 +69,19 @@ class Problem:
         Passes over the data so far (one map-reduce each, on blocks).
     """
 
-    def __init__(self, source, spec, ridge=None):
+    def __init__(self, source, spec, ridge=None, metrics=None):
         self.source = source
         self.spec = spec
         self.objective = spec.objective()
         self.k = spec.k
         self.gate = spec.gate
         n_params = spec.n_params(source.n_cols)
-        self.ridge = np.zeros(n_params) if ridge is None else np.asarray(ridge, float)
+        self.ridge = Ridge.of(np.zeros(n_params) if ridge is None else ridge)
+        self.metrics = metrics
+        # the damping of the Newton steps in every parameter (None: identity)
+        self.damping = (
+            None if metrics is None else metrics.tiled_damping(self.k, spec.n_extra)
+        )
         self.passes = 0
         self._anchor: Point | None = None
         # the Hessian fetched with the next gradient (blocks): EM starts with Q's
@@ -186,7 +197,7 @@ class Problem:
 
     def penalty(self, params: np.ndarray) -> float:
         """The L2 penalty of ``params`` (the faces' weights, or all of them)."""
-        return 0.5 * float(np.add.reduce(self.ridge[: params.size] * params**2))
+        return self.ridge.value(params)
 
     def objective_value(self, params: np.ndarray, point: Point) -> float:
         """``L - penalty`` at ``params`` (whose sums ``point`` holds)."""
@@ -218,7 +229,7 @@ class Problem:
         if not self.source.single:
             need |= self._derivatives()
         self._fill(point, need)
-        return point.sums["grad"] - self.ridge * params
+        return point.sums["grad"] - self.ridge.times(params)
 
     def _trial_derivatives(self) -> set:
         """:meth:`_derivatives` where an accepted trial is the next iterate;
@@ -241,9 +252,7 @@ class Problem:
     def _negated(self, point: Point, key: str) -> np.ndarray:
         self._next_hessian = key
         self._fill(point, {key})
-        hess = -point.sums[key]
-        hess.flat[:: hess.shape[0] + 1] += self.ridge[: hess.shape[0]]
-        return hess
+        return self.ridge.add_to(-point.sums[key])
 
     def neg_hessian(self, point: Point) -> np.ndarray:
         """Minus the Hessian of the penalised log-likelihood."""

@@ -53,6 +53,7 @@ from scipy.special import expit, log_expit
 
 from ._design import DesignMatrix, as_design
 from ._em import EMOptions, EMTrace, rounding_error, run_em
+from ._penalty import Ridge
 from ._problem import Problem
 from ._rows import InMemoryRows
 
@@ -84,37 +85,32 @@ _START_HALVINGS = 30
 _START_TOL = 1e-10
 
 
-def _slope_ridge(n_cols: int, intercept_index: int | None) -> np.ndarray:
-    ridge = np.full(n_cols, _START_RIDGE)
-    if intercept_index is not None:
-        ridge[intercept_index] = 0.0
-    return ridge
-
-
-def fit_logistic(exog, y_pm, intercept_index=None, weights=None) -> np.ndarray:
+def fit_logistic(exog, y_pm, metric: Ridge, weights=None) -> np.ndarray:
     r"""Weighted ridge logistic regression (PLUME with K = 1), for start values.
 
-    Maximises :math:`\sum_n w_n \log \sigma(y_n x_n' b) - \tfrac12 \sum_j r_j
-    b_j^2` (one pseudo-observation of ridge per slope, none on the intercept)
-    by Newton's method with step halving. The problem is strictly concave, so
-    this finds the engine's K = 1 fit without its machinery: a start needs K of
-    these fits, and on small data the engine's per-iteration bookkeeping made
-    the starts a fifth of the fit's time.
+    Maximises :math:`\sum_n w_n \log \sigma(y_n x_n' b) - \tfrac12 b' R b`
+    (``R``: the penalty's ``metric``, :mod:`plumestats._penalty`, at one
+    pseudo-observation: 1 per slope, none on the intercept, a term of several
+    columns by its correlation) by Newton's method with step halving. The
+    problem is strictly concave, so this finds the engine's K = 1 fit without
+    its machinery: a start needs K of these fits, and on small data the
+    engine's per-iteration bookkeeping made the starts a fifth of the fit's
+    time.
     """
     matrix = as_design(exog)
     design = matrix.values
     y = np.asarray(y_pm, dtype=float)
     w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
-    ridge = _slope_ridge(design.shape[1], intercept_index)
+    ridge = metric.scaled(_START_RIDGE)
     params = np.zeros(design.shape[1])
     value = _ridge_logistic_value(design, y, w, ridge, params)
     for _ in range(_START_NEWTON_STEPS):
         wrong = expit(-y * (design @ params))  # the probability of the other class
-        grad = design.T @ (w * y * wrong) - ridge * params
+        grad = design.T @ (w * y * wrong) - ridge.times(params)
         # the Gram by the design's indicator split where it has one (adult:
         # 96 columns, most of them one-hot)
         neg_hess = matrix.gram(w * wrong * (1.0 - wrong))
-        neg_hess[np.diag_indices_from(neg_hess)] += ridge
+        ridge.add_to(neg_hess)
         step = _newton_direction(neg_hess, grad)
         for _ in range(_START_HALVINGS):
             trial_value = _ridge_logistic_value(design, y, w, ridge, params + step)
@@ -140,8 +136,9 @@ def _newton_direction(neg_hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
         return np.linalg.lstsq(neg_hess, grad, rcond=None)[0]
 
 
-def _ridge_logistic_value(design, y, w, ridge, params) -> float:
-    return float(w @ log_expit(y * (design @ params)) - 0.5 * ridge @ params**2)
+def _ridge_logistic_value(design, y, w, ridge: Ridge, params) -> float:
+    fit = float(w @ log_expit(y * (design @ params)) - 0.5 * ridge.diagonal @ params**2)
+    return fit - ridge.coupling(params)
 
 
 def start_methods(init: str, n_init: int) -> list[str]:
@@ -156,12 +153,13 @@ def make_start(
     exog: np.ndarray,
     y_pm: np.ndarray,
     k: int,
-    intercept_index: int | None,
+    metric: Ridge,
     rng: np.random.Generator,
     weights: np.ndarray | None = None,
 ) -> np.ndarray:
     """Hyperplane-major start vector of length ``k * exog.shape[1]``
-    (``weights``: the rows' frequency weights)."""
+    (``weights``: the rows' frequency weights; ``metric``: one face's
+    penalty metric, :func:`plumestats._penalty.slope_metric`)."""
     p = exog.shape[1]
     if method == "random":
         return rng.standard_normal(k * p)
@@ -171,14 +169,14 @@ def make_start(
             exog,
             y_pm,
             k,
-            intercept_index,
+            metric,
             rng,
             by_direction=method == "directions",
             weights=weights,
         )
         if start is not None:
             return start
-    base = fit_logistic(exog, y_pm, intercept_index, weights)
+    base = fit_logistic(exog, y_pm, metric, weights)
     if k == 1:
         return base
     noise = _PERTURBATION * rng.standard_normal((k, p))
@@ -202,18 +200,19 @@ def sample_rows(exog, y_pm: np.ndarray, rng: np.random.Generator, weights=None):
     return as_design(exog), y_pm, weights
 
 
-def _kmeans_start(
-    exog, y_pm, k, intercept_index, rng, by_direction=False, weights=None
-):
+def _kmeans_start(exog, y_pm, k, metric, rng, by_direction=False, weights=None):
     """One face per k-means cluster of the outside class (the clusters of
-    its distinct rows: the weights enter the faces' logistic fits)."""
+    its distinct rows: the weights enter the faces' logistic fits), by the
+    distances of the penalty's ``metric`` (a factor's clusters then do not
+    depend on its reference level)."""
     varying = np.ptp(exog.values, axis=0) > 0
     outside = y_pm < 0
     if outside.sum() < k or not varying.any():
         return None
-    points = exog.values[outside][:, varying]
+    points = metric.whiten(exog.values[outside])[:, varying]
     if by_direction:
-        points = _directions(points, exog.values[~outside][:, varying])
+        inside = metric.whiten(exog.values[~outside])[:, varying]
+        points = _directions(points, inside)
     seed = int(rng.integers(2**31 - 1))
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         # an empty or degenerate clustering (fewer distinct points than k) is
@@ -227,9 +226,7 @@ def _kmeans_start(
     for cluster in range(k):
         observation_weights = np.ones(y_pm.size) if weights is None else weights.copy()
         observation_weights[outside_rows[labels != cluster]] *= _OTHER_CLUSTERS_WEIGHT
-        faces.append(
-            fit_logistic(exog, y_pm, intercept_index, weights=observation_weights)
-        )
+        faces.append(fit_logistic(exog, y_pm, metric, weights=observation_weights))
     return np.concatenate(faces)
 
 
@@ -252,7 +249,6 @@ def reseat_faces(
     best: EMTrace,
     options: EMOptions,
     mstep: str,
-    intercept_index: int | None,
     max_moves: int,
 ) -> list[EMTrace]:
     """The EM runs of up to ``max_moves`` re-seating moves from ``best``.
@@ -268,7 +264,7 @@ def reseat_faces(
     runs: list[EMTrace] = []
     current = best
     for _ in range(max_moves):
-        start = _reseated_start(on_sample, current.params, intercept_index)
+        start = _reseated_start(on_sample, current.params, problem.metrics.penalty)
         if start is None:
             break
         trace = run_em(problem, start, options, mstep)
@@ -285,7 +281,7 @@ def _gain_floor(value: float) -> float:
 
 
 def _reseated_start(
-    problem: Problem, params: np.ndarray, intercept_index: int | None
+    problem: Problem, params: np.ndarray, metric: Ridge
 ) -> np.ndarray | None:
     """``params`` with its idlest face replaced by a fit to the missed outside
     points of ``problem`` (the sample), or None when the fit misses none."""
@@ -303,7 +299,7 @@ def _reseated_start(
     if problem.source.weights is not None:
         weights *= problem.source.weights
     face = fit_logistic(
-        problem.source.design, problem.source.y_pm, intercept_index, weights=weights
+        problem.source.design, problem.source.y_pm, metric, weights=weights
     )
     start = np.array(params, dtype=float, copy=True).reshape(problem.k, -1)
     start[idle] = face

@@ -1,0 +1,257 @@
+r"""The L2 penalty's metric: one weight per design column, or per term.
+
+The penalty is on the standardised slopes (``plumestats._scaling``): a column
+standardised to ``z_j = (x_j - m_j) / s_j`` costs ``alpha N / 2 * b_j^2``, which
+is ``alpha N / 2`` times the variance of its share ``x_j w_j`` of the score.
+A term of several columns (the levels of a factor, a spline basis) costs the
+variance of its whole share of the score instead,
+
+.. math::
+
+    \tfrac{\alpha N}{2}\, \operatorname{Var}_n(x_{nT}' w_T)
+    = \tfrac{\alpha N}{2}\, b_T' C_T b_T ,
+
+with :math:`C_T` the (frequency-weighted) correlation matrix of the term's
+standardised columns (their second moments about zero without an intercept).
+For one column this is the per-column penalty. For a factor it does not depend
+on which level is the reference: recoding the reference shifts the term's
+share of every score by one constant, which the intercept takes, so both
+codings are one penalised problem with one maximum. A per-column penalty is
+not: it shrinks every level toward whichever level is the reference.
+
+The same metric makes the k-means starts' distances (``whiten``) and their
+ridge logistic fits coding-invariant, and EM's Newton steps are invariant to
+a linear change of coordinates, so a default fit of either coding takes the
+same path (to rounding).
+
+:class:`Ridge` holds ``R = diag(d) + O``, ``O`` symmetric blocks with a zero
+diagonal; a design without a term of several columns has no blocks, and its
+penalty is computed exactly as a diagonal one (the same numbers to the bit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import solve_triangular
+
+from ._compat import formula_spec, term_slices
+
+__all__ = ["Ridge", "TermMetrics", "term_metrics"]
+
+# a term whose correlation matrix has an eigenvalue below this share of its
+# largest is (nearly) collinear within itself: it keeps a weight per column
+_SINGULAR = 1e-8
+
+
+@dataclass(frozen=True)
+class Ridge:
+    r"""The quadratic penalty :math:`\tfrac12 b' R b`, ``R = diag(diagonal) +``
+    the symmetric ``blocks``: ``(indices, matrix)`` pairs whose matrix (zero
+    diagonal) couples the parameters at ``indices``."""
+
+    diagonal: np.ndarray
+    blocks: tuple = ()
+
+    @classmethod
+    def of(cls, ridge) -> Ridge:
+        """``ridge`` itself, or the diagonal penalty of a vector of weights."""
+        return ridge if isinstance(ridge, Ridge) else cls(np.asarray(ridge, float))
+
+    @property
+    def size(self) -> int:
+        return self.diagonal.size
+
+    def head(self, size: int) -> Ridge:
+        """The penalty of the first ``size`` parameters (the blocks lie in
+        the faces' weights, which come first)."""
+        blocks = tuple(block for block in self.blocks if block[0][-1] < size)
+        return Ridge(self.diagonal[:size], blocks)
+
+    def scaled(self, factor: float) -> Ridge:
+        return Ridge(
+            self.diagonal * factor,
+            tuple((where, matrix * factor) for where, matrix in self.blocks),
+        )
+
+    def tiled(self, k: int, n_extra: int = 0) -> Ridge:
+        """One face's penalty repeated for each of ``k`` faces, then nothing
+        on ``n_extra`` parameters (the flip rate)."""
+        n_cols = self.diagonal.size
+        blocks = tuple(
+            (where + face * n_cols, matrix)
+            for face in range(k)
+            for where, matrix in self.blocks
+        )
+        return Ridge(np.append(np.tile(self.diagonal, k), np.zeros(n_extra)), blocks)
+
+    def value(self, params: np.ndarray) -> float:
+        r""":math:`\tfrac12 b' R b` of the first ``params.size`` parameters."""
+        value = 0.5 * float(np.add.reduce(self.diagonal[: params.size] * params**2))
+        return value + self.coupling(params)
+
+    def coupling(self, params: np.ndarray) -> float:
+        r""":math:`\tfrac12 b' O b`: the blocks' share of :meth:`value`."""
+        return sum(
+            0.5 * float(params[where] @ matrix @ params[where])
+            for where, matrix in self.blocks
+            if where[-1] < params.size
+        )
+
+    def times(self, params: np.ndarray) -> np.ndarray:
+        """``R b``: the penalty's gradient."""
+        product = self.diagonal * params
+        for where, matrix in self.blocks:
+            product[where] += matrix @ params[where]
+        return product
+
+    def add_to(self, neg_hess: np.ndarray) -> np.ndarray:
+        """``neg_hess + R`` in place (its leading square, for the faces'
+        weights alone)."""
+        size = neg_hess.shape[0]
+        neg_hess.flat[:: size + 1] += self.diagonal[:size]
+        for where, matrix in self.blocks:
+            if where[-1] < size:
+                neg_hess[np.ix_(where, where)] += matrix
+        return neg_hess
+
+    def whiten(self, z: np.ndarray) -> np.ndarray:
+        """Rows ``z`` (one face's columns) in coordinates where the metric is
+        the identity on each block: ``z_T L^{-T}`` with ``L L' = C_T``, so that
+        Euclidean distances are the metric's (k-means starts). Unchanged
+        without blocks."""
+        if not self.blocks:
+            return z
+        z = np.array(z, dtype=float, copy=True)
+        for where, matrix in self.blocks:
+            correlation = matrix + np.diag(self.diagonal[where])
+            factor = np.linalg.cholesky(correlation)
+            z[:, where] = solve_triangular(factor, z[:, where].T, lower=True).T
+        return z
+
+
+@dataclass(frozen=True)
+class TermMetrics:
+    """What a design's terms ask of the engine.
+
+    Attributes
+    ----------
+    penalty : Ridge
+        One face's penalty at unit weight: 1 per slope, 0 on the intercept,
+        each term of several varying columns coupled by its correlation.
+    damping : ndarray or None
+        One face's metric for the damping of Newton steps, ``(p, p)``: the
+        identity, except on the intercept and the coupled terms' columns, where
+        it is their standardised columns' second moments ``E[z z']``, so that a
+        damped step, like an undamped one, does not depend on how a factor is
+        coded. ``None`` without coupled terms (the identity).
+    """
+
+    penalty: Ridge
+    damping: np.ndarray | None = None
+
+    def tiled_damping(self, k: int, n_extra: int) -> np.ndarray | None:
+        """:attr:`damping` for ``k`` faces and ``n_extra`` free extras."""
+        if self.damping is None:
+            return None
+        p = self.damping.shape[0]
+        metric = np.eye(k * p + n_extra)
+        for face in range(k):
+            metric[face * p : (face + 1) * p, face * p : (face + 1) * p] = self.damping
+        return metric
+
+
+def term_metrics(model, source, intercept_index: int | None) -> TermMetrics:
+    """The penalty and damping metrics of ``model``'s terms on ``source``'s
+    standardised columns (:class:`TermMetrics`)."""
+    n_cols = source.n_cols
+    diagonal = np.ones(n_cols)
+    if intercept_index is not None:
+        diagonal[intercept_index] = 0.0
+    terms = _multi_column_terms(model, source, intercept_index)
+    if not terms:
+        return TermMetrics(Ridge(diagonal))
+    union = np.concatenate(terms)
+    if intercept_index is not None:
+        union = np.append(union, intercept_index)
+    second, mean = _second_moments(source, union)
+    position = {column: index for index, column in enumerate(union)}
+    blocks, coupled = [], []
+    for term in terms:
+        at = np.array([position[column] for column in term])
+        moments = second[np.ix_(at, at)]
+        if intercept_index is not None:
+            moments = moments - np.outer(mean[at], mean[at])
+        block = _correlation(term, moments)
+        if block is not None:
+            blocks.append(block)
+            coupled.append(block[0])
+    if not blocks:
+        return TermMetrics(Ridge(diagonal))
+    kept = np.concatenate(coupled)
+    if intercept_index is not None:
+        kept = np.append(kept, intercept_index)
+    at = np.array([position[column] for column in kept])
+    damping = np.eye(n_cols)
+    damping[np.ix_(kept, kept)] = second[np.ix_(at, at)]
+    return TermMetrics(Ridge(diagonal, tuple(blocks)), damping)
+
+
+def _correlation(term: np.ndarray, moments: np.ndarray):
+    """``(columns, correlation less its unit diagonal)`` of a term's varying
+    columns, or ``None`` when fewer than two vary or they are (nearly)
+    collinear (the term then keeps one weight per column)."""
+    spread = np.sqrt(np.clip(np.diag(moments), 0.0, None))
+    keep = spread > 0  # a column constant on the rows (a level never seen)
+    if keep.sum() < 2:
+        return None
+    moments, spread = moments[np.ix_(keep, keep)], spread[keep]
+    correlation = moments / np.outer(spread, spread)
+    eigenvalues = np.linalg.eigvalsh(correlation)
+    if eigenvalues[0] <= _SINGULAR * eigenvalues[-1]:
+        return None
+    np.fill_diagonal(correlation, 0.0)
+    return term[keep], correlation
+
+
+def _multi_column_terms(model, source, intercept_index) -> list[np.ndarray]:
+    """The design columns of each formula term of several columns."""
+    # a model built from arrays, or on Dask, has no formula: its columns are
+    # their own terms
+    spec = formula_spec(getattr(model, "data", None))
+    if spec is None:
+        return []
+    columns = np.arange(source.n_cols)
+    terms = []
+    for _, where in term_slices(spec):
+        term = columns[where]
+        term = term[term != intercept_index]
+        if term.size > 1:
+            terms.append(term)
+    return terms
+
+
+def _second_moments(source, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``E[z z']`` and ``E[z]`` of the standardised ``columns`` over the rows
+    (frequency-weighted), summed block by block."""
+    weight, first, second = 0.0, 0.0, 0.0
+    for z, weights in _standardised_blocks(source):
+        f = np.ones(z.shape[0]) if weights is None else np.asarray(weights, float)
+        values = z[:, columns]
+        weight += float(f.sum())
+        first = first + f @ values
+        second = second + (values * f[:, None]).T @ values
+    return second / weight, first / weight
+
+
+def _standardised_blocks(source):
+    """The source's rows as standardised ``(z, weights)`` blocks: its one
+    design, or its raw blocks standardised one at a time."""
+    if source.single:
+        yield np.asarray(source.design.values), source.weights
+        return
+    for start in range(0, source.nobs, source.chunksize):
+        rows = slice(start, start + source.chunksize)
+        weights = None if source.weights is None else source.weights[rows]
+        yield source.scaling.transform_exog(source.exog[rows]), weights

@@ -1,0 +1,143 @@
+"""The L2 penalty by terms (plumestats._penalty): a term of several columns
+costs the variance of its share of the score, so a factor's penalty, and the
+fit, do not depend on its reference level."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize
+from scipy.special import log_expit
+
+import plumestats.api as ps
+from plumestats._fitting import build_problem
+from plumestats._penalty import Ridge
+
+LEVELS = ["a", "b", "c", "d"]
+
+
+@pytest.fixture(scope="module")
+def frame():
+    data, _ = ps.simulate_polyhedron(500, d=2, k=2, noise=0.1, random_state=7)
+    rng = np.random.default_rng(7)
+    # unbalanced levels: the per-column penalty then depends on the reference
+    data["g"] = rng.choice(LEVELS, len(data), p=[0.5, 0.25, 0.15, 0.1])
+    shift = data["g"].map({"a": 0.0, "b": 0.8, "c": -0.6, "d": 1.2})
+    flip = rng.random(len(data)) < 0.15 * (shift > 0.5)
+    data["y"] = np.where(flip, 1 - data["y"], data["y"])
+    return data
+
+
+def formula(reference: str) -> str:
+    return f"y ~ x1 + x2 + C(g, Treatment(reference={reference!r}))"
+
+
+def term_variance_penalty(model, params: np.ndarray, alpha: float) -> float:
+    """alpha N / 2 times the summed population variances of each term's
+    share of every face's score, in the user's units."""
+    exog = model.exog
+    names = model.exog_names
+    groups = {"x1": [names.index("x1")], "x2": [names.index("x2")]}
+    groups["g"] = [i for i, name in enumerate(names) if name.startswith("C(g")]
+    faces = params.reshape(model.k, -1)
+    total = sum(
+        np.var(exog[:, columns] @ face[columns])
+        for face in faces
+        for columns in groups.values()
+    )
+    return 0.5 * alpha * model.nobs * total
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("alpha", [0.0, 1e-3, 1e-1])
+def test_recoded_reference_level_gives_the_same_fit(frame, k, alpha):
+    fits = [
+        ps.plume(formula(level), frame, k=k).fit(alpha=alpha, disp=0)
+        for level in ("a", "d")
+    ]
+    assert fits[1].llf == pytest.approx(fits[0].llf, abs=1e-7)
+    np.testing.assert_allclose(fits[1].predict(), fits[0].predict(), atol=1e-7)
+    # the slopes that are not the factor's are the same parameters
+    for face in range(1, k + 1):
+        for name in ("x1", "x2"):
+            key = f"h{face}:{name}"
+            assert fits[1].params[key] == pytest.approx(
+                fits[0].params[key], rel=1e-5, abs=1e-7
+            )
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_penalty_is_the_variance_of_each_terms_share(frame, k):
+    model = ps.plume(formula("b"), frame, k=k)
+    problem, scaling = build_problem(model, 0.01)
+    rng = np.random.default_rng(3)
+    internal = rng.standard_normal(problem.n_weights)
+    user = scaling.to_user(internal.reshape(k, -1)).ravel()
+    assert problem.penalty(internal) == pytest.approx(
+        term_variance_penalty(model, user, 0.01), rel=1e-10
+    )
+
+
+def test_k1_fit_is_the_term_penalised_logistic_regression(frame):
+    """An independent optimiser on the user's units finds the same maximum."""
+    alpha = 0.05
+    model = ps.plume(formula("c"), frame, k=1)
+    res = model.fit(alpha=alpha, disp=0)
+    y = np.where(np.asarray(model.endog) > 0, 1.0, -1.0)
+
+    def minus_objective(params):
+        fit = np.sum(log_expit(y * (model.exog @ params)))
+        return -(fit - term_variance_penalty(model, params, alpha))
+
+    truth = optimize.minimize(
+        minus_objective, np.zeros(model.exog.shape[1]), method="BFGS", tol=1e-12
+    )
+    np.testing.assert_allclose(res.params, truth.x, rtol=1e-5, atol=1e-6)
+
+
+def test_blocks_and_frequency_weights_give_the_same_metric(frame):
+    model = ps.plume(formula("a"), frame, k=2)
+    whole = build_problem(model, 1e-3)[0].metrics
+    blocks = build_problem(model, 1e-3, chunksize=64)[0].metrics
+    for (where_a, matrix_a), (where_b, matrix_b) in zip(
+        whole.penalty.blocks, blocks.penalty.blocks, strict=True
+    ):
+        np.testing.assert_array_equal(where_a, where_b)
+        np.testing.assert_allclose(matrix_a, matrix_b, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(whole.damping, blocks.damping, rtol=1e-12, atol=1e-14)
+    # the first 100 rows twice equal weight 2 on them
+    doubled = pd.concat([frame, frame.iloc[:100]], ignore_index=True)
+    weights = np.r_[np.full(100, 2.0), np.ones(len(frame) - 100)]
+    repeated = build_problem(ps.plume(formula("a"), doubled, k=2), 0.0)[0].metrics
+    weighted = build_problem(
+        ps.plume(formula("a"), frame, k=2, freq_weights=weights), 0.0
+    )[0].metrics
+    np.testing.assert_allclose(
+        repeated.penalty.blocks[0][1], weighted.penalty.blocks[0][1], rtol=1e-12
+    )
+
+
+def test_designs_without_multi_column_terms_keep_a_weight_per_column(frame):
+    for model in (
+        ps.plume("y ~ x1 + x2 + C(g == 'a')", frame, k=2),
+        ps.PolyhedralMixtureLogit(frame["y"], frame[["x1", "x2"]].assign(c=1.0), k=2),
+    ):
+        metrics = build_problem(model, 1e-3)[0].metrics
+        assert metrics.penalty.blocks == ()
+        assert metrics.damping is None
+
+
+def test_ridge_gradient_and_hessian_match_its_value():
+    rng = np.random.default_rng(0)
+    coupling = rng.standard_normal((3, 3))
+    coupling = 0.2 * (coupling + coupling.T)
+    np.fill_diagonal(coupling, 0.0)
+    ridge = Ridge(rng.random(7) + 0.5, ((np.array([1, 3, 4]), coupling),))
+    dense = ridge.add_to(np.zeros((7, 7)))
+    params = rng.standard_normal(7)
+    assert ridge.value(params) == pytest.approx(0.5 * params @ dense @ params)
+    np.testing.assert_allclose(ridge.times(params), dense @ params)
+    np.testing.assert_allclose(
+        ridge.tiled(2, 1).add_to(np.zeros((15, 15)))[7:14, 7:14], dense
+    )
