@@ -446,12 +446,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         alpha : float, default 0
             L2 penalty on the slopes (not the intercepts) of the standardised
             features, per observation as in statsmodels: EM maximises
-            ``L / N - alpha/2 * sum_k ||b_k||^2``. A formula term of several
-            columns (a factor's levels) costs the variance of its share of
-            the score, ``b_T' C_T b_T`` with ``C_T`` its columns'
-            correlation, so the fit does not depend on a factor's reference
-            level. Gives finite estimates on separable data; the penalty is
-            reported in the summary.
+            ``L / N - alpha/2 * sum_k ||b_k||^2``, a factor's levels by their
+            correlation (reference-level free); finite on separable data.
         em_tol : float, default 1e-3
             Relative change of L below which EM hands over to Newton-Raphson on L.
         newton_finish : bool, default True
@@ -573,8 +569,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         ----------
         alpha : float or array_like
             ``"l2"``: a number; :meth:`fit` maximises :math:`L/N -
-            \tfrac{\alpha}{2} \sum_k \|b_k\|^2` on standardised slopes (a
-            term of several columns by its correlation, as in :meth:`fit`).
+            \tfrac{\alpha}{2} \sum_k \|b_k\|^2` on standardised slopes.
             ``"l1"``: a number for every slope (each face's constant gets 0),
             or ``nparams`` weights :math:`\alpha_j` in ``params`` order, used
             as given; minimises statsmodels' ``Logit.fit_regularized``

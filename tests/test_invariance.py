@@ -1,9 +1,9 @@
 """The default fit does not depend on the order or the units of the features
 (issue 29): the engine standardises the design, and the starts are computed
 on the standardised columns, so a reordered or rescaled design is the same
-problem. A factor recoded to another reference level is another design,
-whose starts differ (on heart the two codings of issue 29's model reached
-the same maximum in 0 or 1 of 10 seeds): that is not claimed here."""
+problem. A factor recoded to another reference level is the same problem too
+since the penalty, the starts' distances and Newton's damping measure a term
+of several columns by its columns' moments: tests/test_penalty.py."""
 
 from __future__ import annotations
 
