@@ -184,7 +184,7 @@ class _Run:
         free = self.objective.free(self.params, grad, self.boundary)
         neg_hess = self.problem.neg_hessian(self.terms)[free, free]
         damping = self.problem.damping
-        metric = None if damping is None else damping[free, free]
+        metric = None if damping is None else damping.leading(free)
         memory = self.newton_memory
         last = memory.get("lam", 0.0)  # the damping that last worked / growth
         # On a kinked L the undamped Newton step crosses a kink and fails its

@@ -11,7 +11,7 @@ Newton step on ``L`` itself (:func:`ascent_step`) finishes the fit.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import lapack, solve_triangular
+from scipy.linalg import lapack
 
 _POTRF, _POTRS = lapack.dpotrf, lapack.dpotrs
 
@@ -37,7 +37,8 @@ def damped_solve(
 ):
     """Solve ``(neg_hess + lam M) d = grad`` with the smallest ``lam >= damping``
     (growing by ``_DAMPING_GROWTH``) that makes the matrix numerically positive
-    definite. ``M`` is ``metric``, by default the identity (a design's
+    definite. ``M`` is ``metric`` (a :class:`plumestats._penalty.Damping`), by
+    default the identity (a design's
     coupled terms give one, :class:`plumestats._penalty.TermMetrics`, so that
     a damped step does not depend on how a factor is coded).
 
@@ -73,7 +74,7 @@ def _damped(matrix: np.ndarray, lam: float, metric=None) -> np.ndarray:
     if lam == 0.0:
         return matrix
     if metric is not None:
-        return matrix + lam * metric
+        return matrix + lam * metric.matrix
     out = matrix.copy()
     out.flat[:: matrix.shape[0] + 1] += lam
     return out
@@ -88,11 +89,9 @@ def _diagonal_scale(matrix: np.ndarray, metric=None) -> float:
     """Mean absolute diagonal entry (at least the smallest normal double): the
     scale of the damping's floors. With a damping ``metric`` ``M``, of
     ``L^-1 matrix L^-T`` (``L L' = M``): the same in any coordinates."""
-    if metric is not None:
-        factor = np.linalg.cholesky(metric)
-        matrix = solve_triangular(factor, matrix, lower=True)
-        matrix = solve_triangular(factor, matrix.T, lower=True)
-    diagonal = np.abs(np.diagonal(matrix))
+    diagonal = np.abs(
+        np.diagonal(matrix) if metric is None else metric.diagonal_scale(matrix)
+    )
     return max(float(np.add.reduce(diagonal) / diagonal.size), np.finfo(float).tiny)
 
 
@@ -169,7 +168,9 @@ class NewtonMStep:
     def __call__(self, problem, evaluate, params, terms, grad, value0):
         neg_q_hess = problem.neg_q_hessian(terms)
         size = neg_q_hess.shape[0]
-        metric = None if problem.damping is None else problem.damping[:size, :size]
+        metric = (
+            None if problem.damping is None else problem.damping.leading(slice(size))
+        )
         return ascent_step(
             evaluate,
             params,
