@@ -18,6 +18,7 @@ from statsmodels.tools.sm_exceptions import (
 
 from ._inference import check_alpha
 from ._parallel import check_progress, effective_n_jobs, progress_bar, run_seeded
+from ._penalty import model_terms, with_terms
 from ._validation import check_choice
 
 __all__ = [
@@ -161,6 +162,8 @@ class RefitSpec:
     start: np.ndarray
     # the rows' frequency weights (None: each row one observation)
     freq_weights: np.ndarray | None = None
+    # the formula's terms, which the penalty and the starts measure by
+    terms: tuple = ()
 
     @classmethod
     def of(cls, results) -> RefitSpec:
@@ -193,14 +196,21 @@ class RefitSpec:
                 if model.freq_weights is None
                 else np.asarray(model.freq_weights, dtype=float)
             ),
+            terms=model_terms(model),
         )
 
 
 def _refit(spec: RefitSpec, rows, weights=None):
     """One replicate: the model on resampled rows (or on every row, with
     resampled frequency weights), started from the fit."""
-    replicate = spec.model_class(
-        spec.endog[rows], spec.exog[rows], freq_weights=weights, **spec.model_options
+    replicate = with_terms(
+        spec.model_class(
+            spec.endog[rows],
+            spec.exog[rows],
+            freq_weights=weights,
+            **spec.model_options,
+        ),
+        spec.terms,
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

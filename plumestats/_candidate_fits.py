@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ._parallel import progress_bar, run_tasks
+from ._penalty import with_terms
 from ._prediction import outcome_log_probability
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
@@ -54,6 +55,8 @@ class Context:
     # one per row of the arrays (after the formula's missing rows are dropped)
     freq_weights: Any = None
     row_weights: np.ndarray | None = None
+    # the formula's terms, which a fit on the arrays is measured by
+    terms: tuple = ()
 
 
 def one_seed(random_state):
@@ -125,6 +128,7 @@ def _fit_on_all(context: Context, cls, settings: dict, options: dict):
                 freq_weights=context.row_weights,
                 **settings,
             )
+            with_terms(model, context.terms)
         else:
             model = cls.from_formula(
                 context.formula,
@@ -171,12 +175,15 @@ def _fit_without_fold(context: Context, cls, settings, fold: int, options: dict)
         # are only used to predict; the held-out scores judge the candidate
         warnings.simplefilter("ignore")
         weights = None if context.row_weights is None else context.row_weights[~test]
-        model = cls(
-            y01[~test],
-            exog[~test],
-            inside=context.code,
-            freq_weights=weights,
-            **settings,
+        model = with_terms(
+            cls(
+                y01[~test],
+                exog[~test],
+                inside=context.code,
+                freq_weights=weights,
+                **settings,
+            ),
+            context.terms,
         )
         params = np.asarray(model.fit(**options).params)
     # the fitted model's own log-odds of y = 1 (PLUME, SPLA1 or with flips)

@@ -43,6 +43,7 @@ from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 from ._bootstrap import RefitSpec
 from ._parallel import check_progress, effective_n_jobs, progress_bar, run_seeded
+from ._penalty import with_terms
 from ._validation import check_choice, check_int
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
@@ -368,8 +369,9 @@ def _one_draw(payload, seed) -> tuple[float, float]:
     fit_seed = int(rng.integers(2**31 - 1))
     values, settled = [], []
     for spec in specs:
-        model = spec.model_class(
-            endog, exog, freq_weights=weights, **spec.model_options
+        model = with_terms(
+            spec.model_class(endog, exog, freq_weights=weights, **spec.model_options),
+            spec.terms,
         )
         with warnings.catch_warnings():
             # a draw's warnings are the draw's: it counts as failed or not

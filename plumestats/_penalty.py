@@ -13,10 +13,12 @@ variance of its whole share of the score instead,
 
 with :math:`C_T` the (frequency-weighted) correlation matrix of the term's
 standardised columns (their second moments about zero without an intercept).
-For one column this is the per-column penalty. For a factor it does not depend
-on which level is the reference: recoding the reference shifts the term's
-share of every score by one constant, which the intercept takes, so both
-codings are one penalised problem with one maximum. A per-column penalty is
+For one column this is the per-column penalty. For a factor's main effect it
+does not depend on which level is the reference: recoding the reference shifts
+the term's share of every score by one constant, which the intercept takes, so
+both codings are one penalised problem with one maximum. (In an interaction,
+or without an intercept, a recoding moves a share into another term, which has
+its own penalty: those codings stay different problems.) A per-column penalty is
 not: it shrinks every level toward whichever level is the reference.
 
 The same metric makes the k-means starts' distances (``whiten``) and their
@@ -38,7 +40,14 @@ from scipy.linalg import solve_triangular
 
 from ._compat import formula_spec, term_slices
 
-__all__ = ["Damping", "Ridge", "TermMetrics", "term_metrics"]
+__all__ = [
+    "Damping",
+    "Ridge",
+    "TermMetrics",
+    "model_terms",
+    "term_metrics",
+    "with_terms",
+]
 
 # a term whose correlation matrix has an eigenvalue below this share of its
 # largest is (nearly) collinear within itself: it keeps a weight per column
@@ -194,7 +203,7 @@ def term_metrics(model, source, intercept_index: int | None) -> TermMetrics:
     diagonal = np.ones(n_cols)
     if intercept_index is not None:
         diagonal[intercept_index] = 0.0
-    terms = _multi_column_terms(model, source, intercept_index)
+    terms = _multi_column_terms(model, intercept_index)
     if not terms:
         return TermMetrics(Ridge(diagonal))
     union = np.concatenate(terms)
@@ -218,9 +227,22 @@ def term_metrics(model, source, intercept_index: int | None) -> TermMetrics:
     if intercept_index is not None:
         kept = np.append(kept, intercept_index)
     at = np.array([position[column] for column in kept])
+    moments = second[np.ix_(at, at)]
+    if _near_singular(moments):
+        # terms collinear with each other (a factor and a coarsening of it):
+        # Newton's damping stays the identity, which any design can take
+        return TermMetrics(Ridge(diagonal, tuple(blocks)))
     damping = np.eye(n_cols)
-    damping[np.ix_(kept, kept)] = second[np.ix_(at, at)]
+    damping[np.ix_(kept, kept)] = moments
     return TermMetrics(Ridge(diagonal, tuple(blocks)), damping)
+
+
+def _near_singular(moments: np.ndarray) -> bool:
+    """Whether a second-moment (or correlation) matrix is singular to within
+    :data:`_SINGULAR` of its scale (taken on the unit diagonal)."""
+    spread = np.sqrt(np.diag(moments))
+    eigenvalues = np.linalg.eigvalsh(moments / np.outer(spread, spread))
+    return bool(eigenvalues[0] <= _SINGULAR * eigenvalues[-1])
 
 
 def _correlation(term: np.ndarray, moments: np.ndarray):
@@ -232,29 +254,40 @@ def _correlation(term: np.ndarray, moments: np.ndarray):
     if keep.sum() < 2:
         return None
     moments, spread = moments[np.ix_(keep, keep)], spread[keep]
-    correlation = moments / np.outer(spread, spread)
-    eigenvalues = np.linalg.eigvalsh(correlation)
-    if eigenvalues[0] <= _SINGULAR * eigenvalues[-1]:
+    if _near_singular(moments):
         return None
+    correlation = moments / np.outer(spread, spread)
     np.fill_diagonal(correlation, 0.0)
     return term[keep], correlation
 
 
-def _multi_column_terms(model, source, intercept_index) -> list[np.ndarray]:
-    """The design columns of each formula term of several columns."""
-    # a model built from arrays, or on Dask, has no formula: its columns are
-    # their own terms
+def model_terms(model) -> tuple[np.ndarray, ...]:
+    """The design columns of each of ``model``'s terms: its formula's, or
+    those a refit on the formula's design was given (:func:`with_terms`);
+    none for a model built from arrays, or on Dask, whose columns are their
+    own terms."""
+    given = getattr(model, "_penalty_terms", None)
+    if given is not None:
+        return given
     spec = formula_spec(getattr(model, "data", None))
     if spec is None:
-        return []
-    columns = np.arange(source.n_cols)
-    terms = []
-    for _, where in term_slices(spec):
-        term = columns[where]
-        term = term[term != intercept_index]
-        if term.size > 1:
-            terms.append(term)
-    return terms
+        return ()
+    columns = np.arange(len(model.exog_names))
+    return tuple(columns[where] for _, where in term_slices(spec))
+
+
+def with_terms(model, terms: tuple):
+    """``model`` (built from a formula's design as arrays: a bootstrap, a
+    cross-validation or a test's refit) measured by the formula's ``terms``
+    (:func:`model_terms`), so that it has the penalty of the fit it refits."""
+    model._penalty_terms = terms
+    return model
+
+
+def _multi_column_terms(model, intercept_index) -> list[np.ndarray]:
+    """The design columns of each term of several columns."""
+    terms = (term[term != intercept_index] for term in model_terms(model))
+    return [term for term in terms if term.size > 1]
 
 
 def _second_moments(source, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -113,8 +113,10 @@ class ModelSpec:
         Whether the labels are modelled as flipped at random at an estimated
         rate (the label-flip objective, one extra parameter).
     alpha : float
-        L2 penalty per observation on the standardised slopes (0 for a model;
-        a fit sets it, :meth:`with_penalty`).
+        L2 penalty per observation on the standardised slopes, a term of
+        several columns by their correlation (0 for a model; a fit sets it,
+        :meth:`with_penalty`; the metric is the problem's,
+        :mod:`plumestats._penalty`).
     """
 
     k: int
@@ -177,6 +179,7 @@ INTERNAL_API = frozenset(
         "_user_rows",
         "_log_odds_and_jacobian",
         "_exog_named",  # exog came with column names: new rows match by name
+        "_penalty_terms",  # a refit's formula terms (plumestats._penalty)
         "_without_data",  # why a model has no data (a JSON export says so)
         # the results' diagnostics, set by the results builder
         "_diagnostics",

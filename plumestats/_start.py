@@ -159,7 +159,7 @@ def make_start(
 ) -> np.ndarray:
     """Hyperplane-major start vector of length ``k * exog.shape[1]``
     (``weights``: the rows' frequency weights; ``metric``: one face's
-    penalty metric, :func:`plumestats._penalty.slope_metric`)."""
+    penalty metric, :func:`plumestats._penalty.term_metrics`)."""
     p = exog.shape[1]
     if method == "random":
         return rng.standard_normal(k * p)

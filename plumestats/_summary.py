@@ -364,8 +364,9 @@ def _fit_notes(results, bse) -> list[str]:
     if settings["alpha"] > 0:
         notes.append(
             f"L2-penalised fit: EM maximised L/N - alpha/2 * sum of squared slopes "
-            f"on standardised features, alpha = {settings['alpha']:g}; standard "
-            "errors use the penalised information."
+            f"on standardised features (a factor's levels by their correlation), "
+            f"alpha = {settings['alpha']:g}; standard errors use the penalised "
+            "information."
         )
     if retvals.get("separation"):
         notes.append(

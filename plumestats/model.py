@@ -569,7 +569,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         ----------
         alpha : float or array_like
             ``"l2"``: a number; :meth:`fit` maximises :math:`L/N -
-            \tfrac{\alpha}{2} \sum_k \|b_k\|^2` on standardised slopes.
+            \tfrac{\alpha}{2} \sum_k \|b_k\|^2` as there (terms measured whole).
             ``"l1"``: a number for every slope (each face's constant gets 0),
             or ``nparams`` weights :math:`\alpha_j` in ``params`` order, used
             as given; minimises statsmodels' ``Logit.fit_regularized``

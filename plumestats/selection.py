@@ -32,6 +32,7 @@ from ._formula_data import captured_namespace
 from ._inference import check_alpha
 from ._lr_test import LRTestResult, compare_lr_test
 from ._parallel import check_progress, effective_n_jobs
+from ._penalty import model_terms
 from ._validation import (
     as_grid,
     check_choice,
@@ -256,7 +257,7 @@ def select_k(
     # the names the formula reads from the caller, captured here (eval_env
     # counts frames from select_k): the fits may run in other processes
     namespace = captured_namespace(formula, data, eval_env)
-    folds, design = _folds_and_design(
+    folds, design, terms = _folds_and_design(
         formula,
         data,
         inside,
@@ -279,6 +280,7 @@ def select_k(
         data_for_refit=data,
         freq_weights=freq_weights,
         row_weights=design[3],
+        terms=terms,
     )
     fitted = fit_candidates(context, candidates, n_workers, enabled)
     table, fits, unsettled, held_out = _tabulate(
@@ -372,10 +374,10 @@ def _folds_and_design(
     namespace: dict,
     freq_weights=None,
 ):
-    """``(folds, design)``: ``cv`` stratified folds (none when ``cv`` is None),
-    and the design as arrays ``(y01, exog, inside code, the rows' frequency
-    weights)`` where the fits need it (``(None, None, 1, weights)``
-    otherwise)."""
+    """``(folds, design, terms)``: ``cv`` stratified folds (none when ``cv``
+    is None), the design as arrays ``(y01, exog, inside code, the rows'
+    frequency weights)`` where the fits need it (``(None, None, 1, weights)``
+    otherwise), and the formula's terms (:func:`plumestats._penalty.model_terms`)."""
     template = PolyhedralMixtureLogit.from_formula(
         formula,
         data,
@@ -396,7 +398,7 @@ def _folds_and_design(
     if folds is not None or n_workers > 1:
         exog = pd.DataFrame(template.exog, columns=template.exog_names)
         design = (template.endog, exog, template.spec.inside_code, design[3])
-    return folds, design
+    return folds, design, model_terms(template)
 
 
 def _tabulate(candidates, fitted, label_flips: bool, folds, weights):

@@ -4,6 +4,8 @@ fit, do not depend on its reference level."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -141,3 +143,57 @@ def test_ridge_gradient_and_hessian_match_its_value():
     np.testing.assert_allclose(
         ridge.tiled(2, 1).add_to(np.zeros((15, 15)))[7:14, 7:14], dense
     )
+
+
+def test_refits_on_the_formulas_arrays_keep_its_penalty(frame):
+    """The bootstrap, the cross-validation folds and the LR test's draws
+    refit on the design as arrays, measured by the formula's terms."""
+    from plumestats._bootstrap import RefitSpec, _refit
+    from plumestats._penalty import model_terms, with_terms
+
+    res = ps.plume(formula("b"), frame, k=1).fit(alpha=0.1, disp=0)
+    params, problems = _refit(RefitSpec.of(res), np.arange(len(frame)))
+    assert problems == []
+    np.testing.assert_allclose(params, res.params, rtol=1e-6, atol=1e-8)
+    model = res.model
+    arrays = with_terms(
+        ps.PolyhedralMixtureLogit(model.endog, model.exog, k=1), model_terms(model)
+    )
+    rng = np.random.default_rng(1)
+    internal = rng.standard_normal(model.exog.shape[1])
+    assert build_problem(arrays, 0.1)[0].penalty(internal) == pytest.approx(
+        build_problem(model, 0.1)[0].penalty(internal), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.01])
+@pytest.mark.parametrize("coarse", ["same", "grouped"])
+def test_terms_collinear_with_each_other_still_fit(frame, alpha, coarse):
+    """A factor and a copy or a coarsening of it: each term's own metric is
+    regular, their joint moments are not, so Newton's damping stays the
+    identity (a ridge fit of such a design is what the collinearity warning
+    recommends)."""
+    merged = frame["g"].replace({"b": "a"})  # three levels of the four
+    data = frame.assign(h=frame["g"] if coarse == "same" else merged)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the CollinearityWarning, meant
+        model = ps.plume("y ~ x1 + C(g) + C(h)", data, k=2)
+        assert build_problem(model, alpha)[0].damping is None
+        res = model.fit(alpha=alpha, disp=0)
+    assert np.isfinite(res.llf)
+    if alpha > 0:
+        assert res.converged
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_three_rows_with_three_levels_fit(k):
+    """Hypothesis's frame (tests/test_fuzz_frames.py): a factor whose levels,
+    with the intercept, leave no row to spare; the joint moments are singular,
+    so Newton's damping is the identity (it raised LinAlgError before)."""
+    frame = pd.DataFrame(
+        {"c0": ["c", "b", "a"], "c1": [-0.216, -2.020, -0.232], "y": [0, 1, 1]}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = ps.plume("y ~ C(c0) + c1", frame, k=k).fit(maxiter=60, alpha=1e-3)
+    assert np.isfinite(res.llf)
