@@ -152,11 +152,10 @@ def _em_options(fit) -> None:
     fit.add_argument(
         "--reseat",
         type=int,
-        default=0,
+        default=None,
         metavar="N",
         help="re-seating moves after the starts, each kept only if it raises the "
-        "likelihood; for classes that are a polyhedron with several faces "
-        "(default 0)",
+        "likelihood (default 3, fit's default; 0 for one start alone)",
     )
     fit.add_argument(
         "--random-state", type=int, metavar="SEED", help="seed of the starts"

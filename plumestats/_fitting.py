@@ -45,7 +45,13 @@ __all__ = [
 # to give the same table. Pass random_state to vary the restarts.
 _DEFAULT_SEED = 0
 # per-iteration records that full_output=False leaves out of mle_retvals
-_ITERATION_RECORDS = ("llf_history", "steps", "restarts_llf_history", "allvecs")
+_ITERATION_RECORDS = (
+    "llf_history",
+    "steps",
+    "restarts_llf_history",
+    "reseat_llf_history",
+    "allvecs",
+)
 
 
 def as_rng(random_state) -> np.random.Generator:
@@ -177,6 +183,7 @@ def best_run(problem, traces, reseats=()) -> tuple[np.ndarray, dict]:
         "restarts_converged": np.array([trace.converged for trace in traces]),
         "restarts_llf_history": [np.asarray(trace.llf_history) for trace in traces],
         "reseat_llf": np.array([trace.objective for trace in reseats]),
+        "reseat_llf_history": [np.asarray(trace.llf_history) for trace in reseats],
         # how far apart the starts ended: more than RESTART_SPREAD_LIMIT says
         # that the surface has several maxima and a higher one may be unfound
         "restarts_spread": float(

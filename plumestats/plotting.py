@@ -294,8 +294,8 @@ def plot_convergence(results, ax=None):
     Parameters
     ----------
     results : PolyhedralMixtureLogitResults
-        A fit; with ``n_init > 1`` every restart is drawn and the best (the one
-        kept) is highlighted.
+        A fit; with ``n_init > 1`` every restart is drawn, then every
+        re-seating move's run, and the best (the one kept) is highlighted.
     ax : matplotlib Axes, optional
         Where to draw; a new figure otherwise.
 
@@ -304,8 +304,13 @@ def plot_convergence(results, ax=None):
     matplotlib.figure.Figure
     """
     retvals = results.mle_retvals
-    histories = retvals.get("restarts_llf_history") or [retvals["llf_history"]]
-    best = int(np.argmax(retvals["restarts_llf"])) if len(histories) > 1 else 0
+    restarts = retvals.get("restarts_llf_history") or [retvals["llf_history"]]
+    moves = list(retvals.get("reseat_llf_history") or [])
+    histories = [*restarts, *moves]
+    labels = [f"restart {run + 1}" for run in range(len(restarts))]
+    labels += [f"re-seating move {move + 1}" for move in range(len(moves))]
+    finals = np.r_[retvals.get("restarts_llf", []), retvals.get("reseat_llf", [])]
+    best = int(np.argmax(finals)) if len(histories) > 1 else 0
     fig, ax = _figure_and_axes(ax)
     for run, history in enumerate(histories):
         history = np.asarray(history, dtype=float)
@@ -319,11 +324,14 @@ def plot_convergence(results, ax=None):
             # C3 marks the kept run; the others cycle through the rest
             color="C3" if kept else f"C{(0, 1, 2, 4, 5, 6, 7, 8, 9)[run % 9]}",
             zorder=3 if kept else 2,
-            label=f"restart {run + 1}" + (" (kept)" if kept else ""),
+            label=labels[run] + (" (kept)" if kept else ""),
         )
     ax.set_xlabel("iteration (EM and Newton steps)")
     ax.set_ylabel("log-likelihood L")
-    ax.set_title(f"Convergence, K={results.k}, {len(histories)} start(s)", fontsize=9)
+    title = f"Convergence, K={results.k}, {len(restarts)} start(s)"
+    if moves:
+        title += f", {len(moves)} re-seating move(s)"
+    ax.set_title(title, fontsize=9)
     ax.legend(loc="lower right", fontsize=7)
     return fig
 

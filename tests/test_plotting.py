@@ -102,13 +102,16 @@ def test_polyhedron_bad_arguments(formula_fit, kwargs, error, match):
 
 def test_convergence_draws_every_restart(formula_fit, tmp_path):
     results = formula_fit[1]
-    histories = results.mle_retvals["restarts_llf_history"]
-    assert len(histories) == 3
+    retvals = results.mle_retvals
+    assert len(retvals["restarts_llf_history"]) == 3
+    # the restarts, then the default re-seating moves' runs
+    histories = [*retvals["restarts_llf_history"], *retvals["reseat_llf_history"]]
+    assert len(histories) == 3 + retvals["reseat_llf"].size
     fig = plot_convergence(results)
     fig.savefig(tmp_path / "conv.png")
     _check_png(tmp_path / "conv.png", fig)
     lines = fig.axes[0].get_lines()
-    assert len(lines) == 3
+    assert len(lines) == len(histories)
     for line, history in zip(lines, histories, strict=True):
         assert_allclose(line.get_ydata(), history)
         assert np.all(np.diff(history) >= -1e-9 * abs(history[-1]))  # EM: L rises
