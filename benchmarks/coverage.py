@@ -187,7 +187,8 @@ def _settled_fit(model, **options):
         for category in FIT_WARNINGS:
             warnings.simplefilter("error", category)
         try:
-            res = model.fit(**options)
+            # the protocol of the canonical runs: no re-seating moves
+            res = model.fit(**{"reseat": 0, **options})
         except (*FIT_WARNINGS, ValueError, np.linalg.LinAlgError):
             return None
     if not (res.converged and np.all(np.isfinite(np.asarray(res.bse)))):

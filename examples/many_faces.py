@@ -7,7 +7,7 @@ test. Three k-means starts without re-seating moves (``reseat=0``) all end at
 the same local maximum: one face owns none of the outside class, and one true
 face is missed. ``face_shares()`` shows the idle face; ``fit(reseat=6)``
 moves it onto the missed points and recovers every face (the default, three
-moves, does too: this setting needs two).
+moves, does too: here the first move is kept and the second ties).
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ def _em_options(fit) -> None:
         default=None,
         metavar="N",
         help="re-seating moves after the starts, each kept only if it raises the "
-        "likelihood (default 3, fit's default; 0 for one start alone)",
+        "likelihood (default: fit's, 3 with K > 1; 0 for the starts alone)",
     )
     fit.add_argument(
         "--random-state", type=int, metavar="SEED", help="seed of the starts"

@@ -263,11 +263,17 @@ def restart_note(retvals: dict, k: int) -> str | None:
     if not spread > RESTART_SPREAD_LIMIT:
         return None
     n_starts = len(retvals["restarts_llf"])
+    # the default fit makes re-seating moves already: then other kinds of start
+    moved = len(retvals.get("reseat_llf", ())) > 0
+    further = (
+        'or other kinds of start, fit(init="mixed")'
+        if moved
+        else f"or re-seating moves, fit(reseat={k})"
+    )
     return (
         f"The {n_starts} starts ended at different maxima, {spread:.3g} "
         "log-likelihood units apart: the best is reported, and a higher one "
-        f"may exist. Try more starts, e.g. fit(n_init=20), or re-seating "
-        f"moves, fit(reseat={k})."
+        f"may exist. Try more starts, e.g. fit(n_init=20), {further}."
     )
 
 

@@ -156,7 +156,8 @@ def fit_model(
         "em_tol": em_tol,
         "newton_finish": bool(newton_finish),
         "chunksize": chunksize,
-        "reseat": reseat,
+        # the moves a fit can make: none from given start values, nor with one face
+        "reseat": reseat if start_params is None and model.k > 1 else 0,
         **model._extra_settings(),
     }
     options = {

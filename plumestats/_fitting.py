@@ -21,6 +21,7 @@ from ._problem import Problem
 from ._rows import InMemoryRows
 from ._start import (
     START_MAX_ROWS,
+    kept_run,
     make_start,
     reseat_faces,
     sample_rows,
@@ -169,7 +170,7 @@ def best_run(problem, traces, reseats=()) -> tuple[np.ndarray, dict]:
     """The run with the best objective (of :func:`em_runs`: restarts and
     re-seating moves), and the fit's ``mle_retvals``: its own trace and every
     run's final value."""
-    best = max([*traces, *reseats], key=lambda trace: trace.objective)
+    best = kept_run(max(traces, key=lambda trace: trace.objective), reseats)
     retvals = {
         "converged": best.converged,
         "iterations": best.n_iter,

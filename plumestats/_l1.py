@@ -198,6 +198,9 @@ def _start(model, start_params, start_options: dict):
             )
         return model._check_params(start_params), {"start_converged": None}
     wide = model.nparams > model.nobs
+    # the start fit as before the default's re-seating moves (the settings
+    # below say reseat 0); pass reseat= to make them
+    start_options = {"reseat": 0, **start_options}
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         fitted = model.fit(alpha=_START_ALPHA if wide else 0.0, **start_options)

@@ -60,6 +60,7 @@ from ._rows import InMemoryRows
 __all__ = [
     "INIT_METHODS",
     "START_MAX_ROWS",
+    "kept_run",
     "make_start",
     "reseat_faces",
     "sample_rows",
@@ -269,15 +270,28 @@ def reseat_faces(
             break
         trace = run_em(problem, start, options, mstep)
         runs.append(trace)
-        if not trace.objective > current.objective + _gain_floor(current.objective):
+        if not raises(trace, current):
             break
         current = trace
     return runs
 
 
-def _gain_floor(value: float) -> float:
-    # a move that only re-finds the same maximum differs by rounding
-    return 1e-10 * max(1.0, abs(value))
+def kept_run(best: EMTrace, moves: list[EMTrace]) -> EMTrace:
+    """The run a fit reports: ``best`` (of its starts), or the last of the
+    re-seating ``moves`` (in order) that raised the objective of the run kept
+    before it (:func:`raises`)."""
+    for move in moves:
+        if raises(move, best):
+            best = move
+    return best
+
+
+def raises(run: EMTrace, than: EMTrace) -> bool:
+    """Whether ``run`` ends higher than ``than`` by more than re-finding the
+    same maximum can: 1e-8 of the objective (two fits of one maximum agree to
+    about 1e-10; on a flat ridge of maxima a move can gain by rounding, and
+    the fits by blocks and in memory must keep the same run)."""
+    return run.objective > than.objective + 1e-8 * max(1.0, abs(than.objective))
 
 
 def _reseated_start(

@@ -294,8 +294,8 @@ def plot_convergence(results, ax=None):
     Parameters
     ----------
     results : PolyhedralMixtureLogitResults
-        A fit; with ``n_init > 1`` every restart is drawn, then every
-        re-seating move's run, and the best (the one kept) is highlighted.
+        A fit: every restart is drawn, then every re-seating move's run, and
+        the best (the one kept) is highlighted.
     ax : matplotlib Axes, optional
         Where to draw; a new figure otherwise.
 
@@ -304,12 +304,17 @@ def plot_convergence(results, ax=None):
     matplotlib.figure.Figure
     """
     retvals = results.mle_retvals
-    restarts = retvals.get("restarts_llf_history") or [retvals["llf_history"]]
+    # the best run's history: a clear error when the fit kept none
+    restarts = retvals.get("restarts_llf_history") or [results.llf_history]
     moves = list(retvals.get("reseat_llf_history") or [])
     histories = [*restarts, *moves]
     labels = [f"restart {run + 1}" for run in range(len(restarts))]
     labels += [f"re-seating move {move + 1}" for move in range(len(moves))]
-    finals = np.r_[retvals.get("restarts_llf", []), retvals.get("reseat_llf", [])]
+    # the final values of the runs drawn (an export may lack the moves' runs)
+    finals = np.r_[
+        np.asarray(retvals.get("restarts_llf", []))[: len(restarts)],
+        np.asarray(retvals.get("reseat_llf", []))[: len(moves)],
+    ]
     best = int(np.argmax(finals)) if len(histories) > 1 else 0
     fig, ax = _figure_and_axes(ax)
     for run, history in enumerate(histories):

@@ -190,9 +190,9 @@ def select_k(
         candidate is PLUME), not a failed fit.
     reseat : int, default 0
         Re-seating moves after the restarts of every fit with K >= 2 (see
-        ``fit(reseat=...)``). They find higher maxima, which for a K above what
-        the data support means a closer fit of the sample: prefer
-        ``criterion="cv"`` with them.
+        ``fit(reseat=...)``; ``None``: fit's default, three). They find
+        higher maxima, which for a K above what the data support means a
+        closer fit of the sample: prefer ``criterion="cv"`` with them.
     n_jobs : int or None, default 1
         Worker processes for the fits (every candidate on all the data and on
         each fold is one independent fit), by joblib's rules: 1 or None runs
@@ -333,7 +333,8 @@ def _checked_options(
             "criterion='cv'"
         )
     n_init = check_int(n_init, "n_init")
-    reseat = check_int(reseat, "reseat", minimum=0)
+    # None: fit's own default (three moves); select_k's default makes none
+    reseat = None if reseat is None else check_int(reseat, "reseat", minimum=0)
     fit_options = {"alpha": alpha, "n_init": n_init, "reseat": reseat}
     candidates = _candidates(ks, gammas)
     if label_flips and any(gamma == np.inf for _, gamma in candidates):

@@ -27,6 +27,7 @@ class LocalMaximaWarning(ConvergenceWarning):
     PLUME's likelihood has several maxima when K > 1. The fit reports the best
     of its starts (``n_init``); when they ended more than one log-likelihood
     unit apart (``mle_retvals["restarts_spread"]``) a higher maximum may exist
-    that no start reached. More starts (``fit(n_init=20)``) or re-seating
-    moves (``fit(reseat=K)``) search further.
+    that no start reached. More starts (``fit(n_init=20)``), other kinds of
+    start (``fit(init="mixed")``) or, without them, re-seating moves
+    (``fit(reseat=K)``) search further.
     """

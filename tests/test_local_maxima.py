@@ -32,6 +32,10 @@ def test_the_note_reads_the_spread():
     note = restart_note(apart, 3)
     assert "The 3 starts ended at different maxima, 2.5 log-likelihood" in note
     assert "fit(n_init=20)" in note and "fit(reseat=3)" in note
+    # after re-seating moves (the default), other kinds of start instead
+    moved = restart_note({**apart, "reseat_llf": [-2.4]}, 3)
+    assert "fit(n_init=20)" in moved and 'init="mixed"' in moved
+    assert "reseat" not in moved
 
 
 def test_starts_that_disagree_warn_once_and_say_so_in_the_summary(heart):

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
+import plumestats.api as ps
 from plumestats import (
     HardPolyhedralLogit,
     LabelFlipPolyhedralLogit,
@@ -258,3 +259,32 @@ def test_reseat_by_row_blocks_makes_the_same_moves(moved_on_6000_rows):
     )
     np.testing.assert_allclose(chunked.params, in_memory.params, rtol=1e-7)
     assert chunked.mle_settings["reseat"] == 6
+
+
+def test_the_default_makes_three_moves_where_moves_can_be_made():
+    """``reseat=None`` resolves to 3 for EM with several faces; the settings
+    say 0 where no move can be made (given start values, one face, the
+    statsmodels optimisers)."""
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=1)
+    model = ps.plume("y ~ x1 + x2", data, k=2)
+    res = model.fit()
+    assert res.mle_settings["reseat"] == 3
+    assert len(res.mle_retvals["reseat_llf"]) == len(
+        res.mle_retvals["reseat_llf_history"]
+    )
+    again = model.fit(start_params=res.params)
+    assert (
+        again.mle_settings["reseat"] == 0 and again.mle_retvals["reseat_llf"].size == 0
+    )
+    assert ps.plume("y ~ x1 + x2", data, k=1).fit().mle_settings["reseat"] == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert model.fit(method="bfgs").mle_settings["reseat"] == 0
+    one_start = model.fit(reseat=0)
+    # the same start, then moves kept only when they raise the objective
+    retvals = res.mle_retvals
+    np.testing.assert_allclose(
+        retvals["restarts_llf"], one_start.mle_retvals["restarts_llf"]
+    )
+    best = max(*retvals["restarts_llf"], *retvals["reseat_llf"])
+    assert best >= one_start.mle_retvals["restarts_llf"].max()
