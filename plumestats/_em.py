@@ -183,8 +183,7 @@ class _Run:
         whose gain is below rounding."""
         free = self.objective.free(self.params, grad, self.boundary)
         neg_hess = self.problem.neg_hessian(self.terms)[free, free]
-        damping = self.problem.damping
-        metric = None if damping is None else damping.leading(free)
+        metric = self.problem.damping_of(free)
         memory = self.newton_memory
         last = memory.get("lam", 0.0)  # the damping that last worked / growth
         # On a kinked L the undamped Newton step crosses a kink and fails its

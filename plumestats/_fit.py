@@ -117,6 +117,8 @@ def fit_model(
         n_init=n_init,
         reseat=reseat,
     )
+    if start_params is not None or model.k == 1:
+        reseat = 0  # no move can be made: from given start values, or one face
     check_identified(model, alpha)
     chunksize = check_chunksize(model, chunksize, method, cov_type)
     check_memory(model, chunksize, slabs=method == "em")
@@ -156,8 +158,7 @@ def fit_model(
         "em_tol": em_tol,
         "newton_finish": bool(newton_finish),
         "chunksize": chunksize,
-        # the moves a fit can make: none from given start values, nor with one face
-        "reseat": reseat if start_params is None and model.k > 1 else 0,
+        "reseat": reseat,
         **model._extra_settings(),
     }
     options = {

@@ -10,8 +10,13 @@ Newton step on ``L`` itself (:func:`ascent_step`) finishes the fit.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.linalg import lapack
+
+if TYPE_CHECKING:
+    from ._penalty import Damping
 
 _POTRF, _POTRS = lapack.dpotrf, lapack.dpotrs
 
@@ -33,14 +38,13 @@ def damped_solve(
     grad: np.ndarray,
     damping: float,
     hint: float = 0.0,
-    metric: np.ndarray | None = None,
+    metric: Damping | None = None,
 ):
     """Solve ``(neg_hess + lam M) d = grad`` with the smallest ``lam >= damping``
     (growing by ``_DAMPING_GROWTH``) that makes the matrix numerically positive
-    definite. ``M`` is ``metric`` (a :class:`plumestats._penalty.Damping`), by
-    default the identity (a design's
-    coupled terms give one, :class:`plumestats._penalty.TermMetrics`, so that
-    a damped step does not depend on how a factor is coded).
+    definite. ``M`` is ``metric``'s matrix, by default the identity (a
+    design's coupled terms give one, :class:`plumestats._penalty.TermMetrics`,
+    so that a damped step does not depend on how a factor is coded).
 
     After ``lam = damping`` fails, the search jumps to ``hint`` (the damping that
     worked last time, divided by the growth factor), saving most factorisations
@@ -48,6 +52,7 @@ def damped_solve(
     Returns ``(direction, lam, was_undamped_pd)``.
     """
     lam = damping
+    floor = None  # the growth's floor, from neg_hess's scale once it is needed
     for _ in range(40):
         # LAPACK's Cholesky directly: what scipy.linalg.cho_factor/cho_solve
         # call, without their checks and wrappers (a tenth of a small fit);
@@ -61,9 +66,9 @@ def damped_solve(
                 direction, info = _POTRS(factor, grad, lower=0)
                 if info == 0:
                     return direction, lam, lam == 0.0
-        lam = max(
-            _DAMPING_GROWTH * lam, 1e-10 * _diagonal_scale(neg_hess, metric), hint
-        )
+        if floor is None:
+            floor = 1e-10 * _diagonal_scale(neg_hess, metric)
+        lam = max(_DAMPING_GROWTH * lam, floor, hint)
         hint = 0.0
     raise np.linalg.LinAlgError("no damping made the Newton system positive definite")
 
@@ -167,10 +172,7 @@ class NewtonMStep:
 
     def __call__(self, problem, evaluate, params, terms, grad, value0):
         neg_q_hess = problem.neg_q_hessian(terms)
-        size = neg_q_hess.shape[0]
-        metric = (
-            None if problem.damping is None else problem.damping.leading(slice(size))
-        )
+        metric = problem.damping_of(slice(neg_q_hess.shape[0]))
         return ascent_step(
             evaluate,
             params,

@@ -39,6 +39,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 
 from ._compat import formula_spec, term_slices
+from ._design import as_design
 
 __all__ = [
     "Damping",
@@ -292,29 +293,19 @@ def _multi_column_terms(model, intercept_index) -> list[np.ndarray]:
 
 def _second_moments(source, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``E[z z']`` and ``E[z]`` of the standardised ``columns`` over the rows
-    (frequency-weighted), summed block by block."""
-    if source.single:
-        # the design's own Gram, by its indicator split (adult: 30 ms dense)
-        design = source.design
-        f = np.ones(source.nobs) if source.weights is None else source.weights
-        f = np.asarray(f, dtype=float)
-        weight = float(f.sum())
-        second = design.gram(f)[np.ix_(columns, columns)]
-        return second / weight, (f @ design.values[:, columns]) / weight
-    weight, first, second = 0.0, 0.0, 0.0
-    for z, weights in _standardised_blocks(source):
-        f = np.ones(z.shape[0]) if weights is None else np.asarray(weights, float)
-        values = z[:, columns]
-        weight += float(f.sum())
-        first = first + f @ values
-        second = second + (values * f[:, None]).T @ values
-    return second / weight, first / weight
+    (frequency-weighted): one pass of the row source."""
+    sums = source.reduce(_moment_sums, columns=columns)
+    return sums["second"] / sums["weight"], sums["first"] / sums["weight"]
 
 
-def _standardised_blocks(source):
-    """The raw rows of a source by blocks as standardised ``(z, weights)``
-    blocks, one at a time."""
-    for start in range(0, source.nobs, source.chunksize):
-        rows = slice(start, start + source.chunksize)
-        weights = None if source.weights is None else source.weights[rows]
-        yield source.scaling.transform_exog(source.exog[rows]), weights
+def _moment_sums(z, y, weights=None, *, columns: np.ndarray) -> dict:
+    """The weight and the first and second moment sums of ``columns`` on one
+    block (its Gram by the design's indicator split: adult, 12 ms against 73
+    ms dense)."""
+    design = as_design(z)
+    f = np.ones(design.shape[0]) if weights is None else np.asarray(weights, float)
+    return {
+        "weight": float(f.sum()),
+        "first": f @ design.values[:, columns],
+        "second": design.gram(f)[np.ix_(columns, columns)],
+    }

@@ -100,6 +100,11 @@ class Problem:
         """Parameters of the faces, ``K p`` (the extras come after)."""
         return self.k * self.n_cols
 
+    def damping_of(self, leading: slice):
+        """The Newton damping's metric of a leading slice of the parameters
+        (the free ones, or the faces' weights), or ``None`` (the identity)."""
+        return None if self.damping is None else self.damping.leading(leading)
+
     def prefetch_hessian(self, key: str | None) -> None:
         """What a pass over blocks computes with the next gradient: the
         Hessian ``key`` names (``"qhess"`` or ``"hess"``); none (``None``:

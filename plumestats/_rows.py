@@ -20,9 +20,9 @@ A source has ``nobs`` (rows), ``weights`` (frequency weights, or ``None``),
 ``radius`` (the largest row norm of the raw design), ``reduce(kernel,
 **arguments)`` (the combined ``kernel(z, y, weights=w, **arguments)`` over its
 blocks; by blocks of ``chunksize`` the ``objective`` among the arguments sets
-the slabs' size), ``take(rows)`` (some standardised rows, their outcomes and weights)
-and ``single`` (whether it is one block held in memory,
-:attr:`InMemoryRows.design`).
+the slabs' size, a block is one slab without one), ``take(rows)`` (some
+standardised rows, their outcomes and weights) and ``single`` (whether it is
+one block held in memory, :attr:`InMemoryRows.design`).
 """
 
 from __future__ import annotations
@@ -218,11 +218,16 @@ class InMemoryRows:
         """``kernel``'s sums over the rows, combined: the one design whole, or
         each block of ``chunksize`` rows by slabs of
         :func:`~plumestats._objectives.slab_rows` rows (``arguments``'
-        objective's K), their sums added block by block."""
+        objective's K; without an objective, whole), their sums added block by
+        block."""
         if self.single:
             return kernel(self.design, self.y_pm, weights=self.weights, **arguments)
+        # slabs sized for the objective's per-row state; a kernel without an
+        # objective (the penalty's moments) reads each block whole
+        objective = arguments.get("objective")
+        step = self.chunksize if objective is None else slab_rows(objective.k)
         total = None
-        for slabs in self._blocks(slab_rows(arguments["objective"].k)):
+        for slabs in self._blocks(step):
             block = None
             for z, y, weights in slabs:
                 sums = kernel(z, y, weights=weights, **arguments)

@@ -281,10 +281,9 @@ def test_the_default_makes_three_moves_where_moves_can_be_made():
         warnings.simplefilter("ignore")
         assert model.fit(method="bfgs").mle_settings["reseat"] == 0
     one_start = model.fit(reseat=0)
-    # the same start, then moves kept only when they raise the objective
-    retvals = res.mle_retvals
+    # the same start, then moves kept only when they raise the objective: the
+    # reported fit (alpha = 0: its objective is llf) is never below one start
     np.testing.assert_allclose(
-        retvals["restarts_llf"], one_start.mle_retvals["restarts_llf"]
+        res.mle_retvals["restarts_llf"], one_start.mle_retvals["restarts_llf"]
     )
-    best = max(*retvals["restarts_llf"], *retvals["reseat_llf"])
-    assert best >= one_start.mle_retvals["restarts_llf"].max()
+    assert res.llf >= one_start.llf
