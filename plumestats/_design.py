@@ -58,15 +58,19 @@ class DesignMatrix:
     values : ndarray, shape (n, p)
         The (standardised) design. Kept as is: start values and statsmodels'
         layer read it directly.
+    split : bool, default True
+        Whether to try the dense/indicator split; ``False`` when the caller
+        knows it would not be used (the same rows, standardised the same way,
+        did not split before), which saves counting the nonzeros again.
     """
 
     # make numpy defer ``ndarray @ DesignMatrix`` to __rmatmul__
     __array_ufunc__ = None
 
-    def __init__(self, values: np.ndarray):
+    def __init__(self, values: np.ndarray, split: bool = True):
         self.values = np.asarray(values, dtype=float)
         self._sparse = None
-        if self._cannot_split():
+        if not split or self._cannot_split():
             return
         nobs = self.values.shape[0]
         nonzero_share = np.count_nonzero(self.values, axis=0) / max(nobs, 1)

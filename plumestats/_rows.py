@@ -166,6 +166,8 @@ class InMemoryRows:
         self.single = self.chunksize is None
         self._slab_rows = self.nobs if k is None else slab_rows(k)
         self._slabs: list[tuple] | None = None
+        # by blocks: the (first, stop) rows of the slabs known not to split
+        self._unsplit: set[tuple[int, int]] = set()
         if self.single:
             self.scaling = scaling or _scaling_of(exog, self.y_pm, weights)
             self.design = DesignMatrix(self.scaling.transform_exog(exog))
@@ -252,11 +254,19 @@ class InMemoryRows:
         self, start: int, stop: int, step: int, standardise
     ) -> Iterator[tuple]:
         """The slabs of rows ``start:stop`` (each valid until the next: they
-        share the standardiser's buffer)."""
+        share the standardiser's buffer), as designs. A slab that did not
+        split into dense and indicator columns at one pass does not at the
+        next (the same rows, standardised the same way): its nonzeros are
+        counted once per fit, not at every pass (0.2 ms a slab of 16,384 x
+        21, a twentieth of its pass)."""
         for first in range(start, stop, step):
             rows = slice(first, min(first + step, stop))
             weights = None if self.weights is None else self.weights[rows]
-            yield standardise(self.exog[rows]), self.y_pm[rows], weights
+            known = (rows.start, rows.stop) in self._unsplit
+            design = DesignMatrix(standardise(self.exog[rows]), split=not known)
+            if not design.is_split:
+                self._unsplit.add((rows.start, rows.stop))
+            yield design, self.y_pm[rows], weights
 
     def take(self, rows: np.ndarray) -> tuple:
         """Standardised design rows, outcomes and weights (``None`` without)
