@@ -111,13 +111,14 @@ class DesignMatrix:
         return self._sparse is not None
 
     def __matmul__(self, weights: np.ndarray) -> np.ndarray:
-        """``Z @ B`` for ``B`` of shape ``(p, K)``."""
+        """``Z @ B`` for ``B`` of shape ``(p, K)``, as the transpose of
+        ``B' Z'``: column-major, each of the ``K`` columns contiguous (the
+        layout the likelihood's per-row work is fastest in)."""
         if self._sparse is None:
-            return self.values @ weights
-        return (
-            self._dense @ weights[self._dense_cols]
-            + self._sparse @ weights[self._sparse_cols]
-        )
+            return (weights.T @ self.values.T).T
+        out = weights[self._dense_cols].T @ self._dense.T
+        out += (self._sparse @ weights[self._sparse_cols]).T
+        return out.T
 
     def __rmatmul__(self, per_obs: np.ndarray) -> np.ndarray:
         """``R @ Z`` for ``R`` of shape ``(K, n)``."""
