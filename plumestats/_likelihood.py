@@ -38,6 +38,8 @@ __all__ = [
     "Terms",
     "compute_hard_terms",
     "compute_terms",
+    "face_major_product",
+    "face_products",
     "gate_probabilities",
     "gram_blocks",
     "linear_scores",
@@ -57,11 +59,11 @@ def linear_scores(params: np.ndarray, exog, k: int) -> np.ndarray:
     """
     weights = np.reshape(params, (k, exog.shape[1]))
     with np.errstate(over="ignore", invalid="ignore"):
-        scores = _face_major_product(exog, weights)
+        scores = face_major_product(exog, weights)
         if np.isfinite(scores).all():  # the common case: no overflow, no NaN
             return scores
         peak = float(np.max(np.abs(weights)))
-        scores = _face_major_product(exog, weights / peak) * peak
+        scores = face_major_product(exog, weights / peak) * peak
     if np.isnan(scores).any():
         raise FloatingPointError(
             "the hyperplane scores overflowed (features of order 1e308); rescale "
@@ -70,7 +72,7 @@ def linear_scores(params: np.ndarray, exog, k: int) -> np.ndarray:
     return scores
 
 
-def _face_major_product(exog, weights: np.ndarray) -> np.ndarray:
+def face_major_product(exog, weights: np.ndarray) -> np.ndarray:
     """``Z B'`` laid out face by face: the ``(n, K)`` transpose of ``B Z'``,
     each face's scores contiguous. Every per-row array derived from the
     scores inherits the layout, and the per-row work reads them a face at a
@@ -81,6 +83,19 @@ def _face_major_product(exog, weights: np.ndarray) -> np.ndarray:
     if isinstance(exog, DesignMatrix):
         return exog @ weights.T
     return (weights @ np.asarray(exog).T).T
+
+
+def face_products(weights: np.ndarray, z) -> np.ndarray:
+    """``weights[n, k] * z[n, j]`` as an ``(n, K p)`` array, face by face:
+    each row's scores or Jacobian. Written into a row-major buffer, so that
+    the reshape is a view whatever the layout of ``weights`` (column-major
+    like the scores, it would copy the whole array)."""
+    z = np.asarray(z)
+    n, k = weights.shape
+    out = np.empty((n, k, z.shape[1]))
+    np.multiply(weights[:, :, None], z[:, None, :], out=out)
+    # the width spelled out: -1 cannot be inferred for zero rows
+    return out.reshape(n, k * z.shape[1])
 
 
 def _row_reduce(ufunc: np.ufunc, values: np.ndarray) -> np.ndarray:

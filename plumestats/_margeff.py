@@ -56,7 +56,7 @@ from scipy.special import expit
 from statsmodels.discrete.discrete_margins import DiscreteMargins
 
 from ._inference import check_alpha
-from ._likelihood import linear_scores
+from ._likelihood import face_products, linear_scores
 from ._prediction import free_parameters
 from ._validation import require_estimation_data
 
@@ -141,7 +141,7 @@ class _Derivatives:
         """``dP/dparams`` per row, ``(n, K p [+ 1])``; divided by P for ``ey``
         methods."""
         prob, dprob_deta, first, _ = self._terms(exog, second=False)
-        jac = (first[:, :, None] * exog[:, None, :]).reshape(len(exog), -1)
+        jac = face_products(first, exog)
         if dprob_deta is not None:
             jac = np.column_stack([jac, dprob_deta])
         return jac / prob[:, None] if "ey" in method else jac

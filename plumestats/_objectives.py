@@ -37,7 +37,14 @@ import numpy as np
 from scipy.special import expit, log_expit, logit
 
 from ._design import as_design
-from ._likelihood import Terms, linear_scores, pair_products, q_value
+from ._likelihood import (
+    Terms,
+    face_major_product,
+    face_products,
+    linear_scores,
+    pair_products,
+    q_value,
+)
 from ._weights import weighted_table
 
 __all__ = [
@@ -146,7 +153,12 @@ def scores_of(points: list, design, objective) -> list[np.ndarray]:
     laid out face by face, so each point's are a contiguous block."""
     n_weights, k = objective.n_weights(design), objective.k
     stacked = np.concatenate([point[:n_weights] for point in points])
-    joint = linear_scores(stacked, design, k * len(points))
+    with np.errstate(over="ignore", invalid="ignore"):
+        joint = face_major_product(design, stacked.reshape(-1, design.shape[1]))
+    if not np.isfinite(joint).all():
+        # scores beyond a double's range: each point scaled by its own weights
+        # (one scale for all would push the smaller point's into subnormals)
+        return [linear_scores(point[:n_weights], design, k) for point in points]
     return [joint[:, i * k : (i + 1) * k] for i in range(len(points))]
 
 
@@ -282,9 +294,7 @@ class PlumeObjective:
 
     def score_rows(self, design, rows: Terms) -> np.ndarray:
         """The observation scores ``(n_b, K p)``."""
-        weights = rows.score_weights(self.gamma)
-        z = design.values
-        return (weights[:, :, None] * z[:, None, :]).reshape(z.shape[0], -1)
+        return face_products(rows.score_weights(self.gamma), design.values)
 
     # ----------------------------------------------------- the EM step
     def em_step(self, problem, params, terms, grad, solver, boundary: bool):

@@ -38,7 +38,7 @@ from statsmodels.base._prediction_inference import PredictionResultsMonotonic
 
 from ._dask import is_dask_collection, map_rows
 from ._inference import check_alpha
-from ._likelihood import linear_scores
+from ._likelihood import face_products, linear_scores
 from ._validation import require_estimation_data
 
 __all__ = [
@@ -135,10 +135,7 @@ def _log_probabilities(model, params, exog, jacobian: bool = True):
     if not jacobian:
         return yes.log_lik[:, 0], no.log_lik[:, 0], None
     weights = yes.score_weights(gamma) - no.score_weights(gamma)
-    # the width spelled out: -1 cannot be inferred for zero rows
-    gradient = (weights[:, :, None] * exog[:, None, :]).reshape(
-        len(exog), k * exog.shape[1]
-    )
+    gradient = face_products(weights, exog)
     return yes.log_lik[:, 0], no.log_lik[:, 0], gradient
 
 

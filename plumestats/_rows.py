@@ -191,6 +191,7 @@ class InMemoryRows:
         rows.nobs, rows.n_cols = np.shape(z)
         rows.weight_sum = rows.nobs if weights is None else float(np.sum(weights))
         rows.chunksize, rows.single, rows._slabs = None, True, None
+        rows._unsplit = set()
         rows._slab_rows = rows.nobs
         rows.scaling, rows.exog, rows.moments = None, None, None
         rows.design = z if isinstance(z, DesignMatrix) else DesignMatrix(z)

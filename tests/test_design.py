@@ -172,3 +172,58 @@ def test_a_design_of_indicators_only_splits_and_fits():
     y = (rng.random(15000) < np.where(levels < 6, 0.8, 0.2)).astype(float)
     res = ps.PolyhedralMixtureLogit(y, onehot, k=2).fit(alpha=1e-3)
     assert np.isfinite(res.llf) and res.converged
+
+
+def _objective(k):
+    from plumestats._spec import ModelSpec, SoftGate
+
+    return ModelSpec(k=k, gate=SoftGate(1.0)).objective()
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_scores_of_several_points_equal_each_point_alone(split_design, split):
+    """One product for a trial and its anchor gives each point's scores,
+    column-major; with a trial beyond a double's range, each point is
+    scaled by its own weights (the anchor's scores keep their precision)."""
+    from plumestats._likelihood import linear_scores
+    from plumestats._objectives import scores_of
+
+    _, dense, rng = split_design
+    design = DesignMatrix(dense, split=split)
+    objective = _objective(2)
+    anchor = rng.standard_normal(2 * dense.shape[1]) * 1e-5
+    huge = np.sign(rng.standard_normal(anchor.size)) * 1.5e308
+    with np.errstate(over="ignore"):
+        assert not np.isfinite(dense @ huge.reshape(2, -1).T).all()  # overflows
+    for trial in (rng.standard_normal(anchor.size), huge):
+        got = scores_of([trial, anchor], design, objective)
+        for point, scores in zip([trial, anchor], got, strict=True):
+            alone = linear_scores(point, dense, 2)
+            scale = np.abs(alone[np.isfinite(alone)]).max()  # cancellation near 0
+            np.testing.assert_allclose(scores, alone, rtol=1e-12, atol=1e-14 * scale)
+            assert scores.flags.f_contiguous
+
+
+def test_blocks_count_a_slab_s_nonzeros_once(monkeypatch):
+    """By blocks, a slab that did not split is built without counting its
+    nonzeros again at the next pass, and the sums are the same."""
+    from plumestats._rows import InMemoryRows
+
+    rng = np.random.default_rng(3)
+    exog = np.column_stack([np.ones(5000), rng.standard_normal((5000, 9))])
+    y = np.where(rng.random(5000) < 0.5, 1.0, -1.0)
+    rows = InMemoryRows(exog, y, chunksize=1500)
+    counted = []
+    real = DesignMatrix._cannot_split
+    monkeypatch.setattr(
+        DesignMatrix, "_cannot_split", lambda self: counted.append(1) or real(self)
+    )
+    objective = _objective(2)
+    params = rng.standard_normal(2 * exog.shape[1]) * 0.3
+    need = frozenset({"L", "grad", "hess"})
+    first = rows.reduce(objective=objective, params=params, need=need)
+    after_first = len(counted)
+    second = rows.reduce(objective=objective, params=params, need=need)
+    assert after_first == 4 and len(counted) == after_first  # 4 blocks, then none
+    for key in need:
+        np.testing.assert_array_equal(first[key], second[key])
