@@ -18,6 +18,7 @@ from ._memory import check_fit_memory
 from ._msteps import MSTEPS
 from ._parallel import FitProgress, check_progress
 from ._start import INIT_METHODS
+from ._threads import with_fit_blas_threads
 from ._validation import (
     check_choice,
     check_flag,
@@ -77,6 +78,7 @@ def check_fit_options(
     )
 
 
+@with_fit_blas_threads
 def fit_model(
     model,
     start_params,

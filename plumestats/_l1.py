@@ -36,6 +36,7 @@ from statsmodels.base.l1_solvers_common import qc_results
 
 from ._build import build_results
 from ._fitting import build_problem
+from ._threads import with_fit_blas_threads
 from ._validation import (
     check_choice,
     check_int,
@@ -117,6 +118,7 @@ def check_l1_model(model) -> None:
         )
 
 
+@with_fit_blas_threads
 def fit_l1(
     model,
     alpha,
