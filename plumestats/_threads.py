@@ -16,32 +16,87 @@ left as they are.
 The environment variable ``PLUMESTATS_BLAS_THREADS`` sets another number of
 threads for the fits (``0``: leave BLAS as it is), for a design wide enough
 that its products share out well on many cores.
+
+A BLAS library's threads are the whole process's, so fits running at the
+same time in several Python threads share one limit: the thread whose fit
+starts first sets it and gives the threads back when its fit ends; fits in
+other threads meanwhile run under it and touch nothing (each restoring what
+it had found would leave the process at one thread, and threadpoolctl 3.8
+lets only the thread that set a limit change it again). A fit still running
+after the first has ended runs with BLAS's own threads.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
+import warnings
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
-from functools import lru_cache, wraps
+from functools import wraps
 from typing import TypeVar
 
 __all__ = ["ENV_VARIABLE", "fit_blas_threads", "with_fit_blas_threads"]
 
-_Function = TypeVar("_Function", bound=Callable)
-
 ENV_VARIABLE = "PLUMESTATS_BLAS_THREADS"
 
+_Function = TypeVar("_Function", bound=Callable)
 
-def fit_blas_threads() -> AbstractContextManager:
-    """The BLAS threads a fit runs with: a context that limits them to
-    ``PLUMESTATS_BLAS_THREADS`` (default 1) and restores them on exit, or
-    one that does nothing (``0``, or threadpoolctl not installed)."""
-    limit = _thread_limit()
-    controller = _controller() if limit else None
-    if controller is None:
-        return nullcontext()
-    return controller.limit(limits=limit, user_api="blas")
+
+class _SharedLimit:
+    """The limit the running fits share: set by the thread whose fit starts
+    first (its nested fits count), restored by that thread alone."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._holder: int | None = None
+        self._depth = 0
+        self._limiter = None
+
+    def enter(self, limit: int) -> None:
+        with self._lock:
+            me = threading.get_ident()
+            if self._holder is None:
+                controller = _controller()
+                self._holder, self._depth = me, 0
+                self._limiter = (
+                    None
+                    if controller is None
+                    else controller.limit(limits=limit, user_api="blas")
+                )
+            if self._holder == me:
+                self._depth += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            if self._holder != threading.get_ident():
+                return
+            self._depth -= 1
+            if self._depth == 0:
+                if self._limiter is not None:
+                    self._limiter.restore_original_limits()
+                self._holder, self._limiter = None, None
+
+
+_SHARED = _SharedLimit()
+
+
+class fit_blas_threads:  # lower case: used as ``with fit_blas_threads():``
+    """The BLAS threads a fit runs with: limited to ``PLUMESTATS_BLAS_THREADS``
+    (default 1) while the context is open, and given back when the last fit
+    running ends; nothing without threadpoolctl or with ``0``."""
+
+    def __init__(self):
+        self._limit = _thread_limit()
+
+    def __enter__(self):
+        if self._limit:
+            _SHARED.enter(self._limit)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._limit:
+            _SHARED.leave()
 
 
 def with_fit_blas_threads(function: _Function) -> _Function:
@@ -56,28 +111,41 @@ def with_fit_blas_threads(function: _Function) -> _Function:
 
 
 def _thread_limit() -> int:
-    """``PLUMESTATS_BLAS_THREADS`` as a number of threads (0: no limit)."""
-    text = os.environ.get(ENV_VARIABLE, "1").strip()
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
+    """``PLUMESTATS_BLAS_THREADS`` as a number of threads (0: no limit; unset
+    or empty: 1)."""
+    text = os.environ.get(ENV_VARIABLE, "").strip() or "1"
+    if not (text.isascii() and text.isdigit()):
         raise ValueError(
             f"{ENV_VARIABLE} must be a whole number of BLAS threads for the fits "
             f"(1 by default, 0 to leave BLAS as it is); got {text!r}"
         )
-    return value
+    return int(text)
 
 
-@lru_cache(maxsize=1)
+_CACHE: dict = {"modules": -1, "controller": None}
+
+
 def _controller():
-    """threadpoolctl's view of the loaded BLAS libraries, built once (a
-    ``threadpool_limits`` context inspects them afresh: 0.8 ms a fit,
-    against 0.01 ms for the controller's ``limit``), or ``None`` without
-    threadpoolctl."""
+    """threadpoolctl's view of the loaded BLAS libraries, or ``None``
+    (threadpoolctl missing, or unable to inspect this process). Built again
+    only when modules were imported since (a library loaded later is seen
+    then): a ``threadpool_limits`` context inspects the libraries afresh, 0.8
+    ms a fit, against 0.01 ms for a built controller's ``limit``."""
+    if _CACHE["modules"] != len(sys.modules):
+        _CACHE["controller"] = _new_controller()
+        _CACHE["modules"] = len(sys.modules)
+    return _CACHE["controller"]
+
+
+def _new_controller():
     try:
         from threadpoolctl import ThreadpoolController
     except ImportError:
         return None
-    return ThreadpoolController()
+    try:
+        with warnings.catch_warnings():
+            # e.g. two OpenMP runtimes loaded: threadpoolctl's advice, not ours
+            warnings.simplefilter("ignore")
+            return ThreadpoolController()
+    except Exception:  # a process threadpoolctl cannot inspect: no limit
+        return None

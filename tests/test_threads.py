@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import sys
+import threading
 
 import numpy as np
 import pytest
 
 import plumestats.api as ps
-from plumestats import _threads
+from plumestats import _l1, _threads
 
-threadpoolctl = pytest.importorskip("threadpoolctl")
+try:
+    import threadpoolctl
+except ImportError:  # the tests that read the threads skip
+    threadpoolctl = None
 
 
 def _blas_threads() -> list[int]:
@@ -28,61 +32,121 @@ def _model(k=2):
     return ps.PolyhedralMixtureLogit(y, np.column_stack([np.ones(300), x]), k=k)
 
 
+def _fit_seeing_threads(model, **options):
+    """Fit, recording the BLAS threads at every iteration."""
+    seen = []
+    model.fit(
+        callback=lambda *_: seen.append(_blas_threads()),
+        reseat=0,
+        alpha=1e-3,
+        **options,
+    )
+    assert seen
+    return seen
+
+
 @pytest.fixture
 def two_threads():
     """BLAS at two threads around the test (as OpenBLAS starts on 2 cores)."""
+    if threadpoolctl is None:
+        pytest.skip("threadpoolctl is not installed")
     if not _blas_threads():
         pytest.skip("no BLAS library that threadpoolctl can see")
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
-        yield _blas_threads()
+        threads = _blas_threads()
+        if threads != [2] * len(threads):
+            pytest.skip(f"BLAS refuses two threads here ({threads})")
+        yield threads
 
 
 def test_a_fit_runs_with_one_blas_thread_and_restores_them(two_threads):
-    seen = []
-    _model().fit(callback=lambda *_: seen.append(_blas_threads()), reseat=0, alpha=1e-3)
-    assert seen and all(threads == [1] * len(two_threads) for threads in seen)
+    seen = _fit_seeing_threads(_model())
+    assert all(threads == [1] * len(two_threads) for threads in seen)
     assert _blas_threads() == two_threads
 
 
-def test_the_l1_fit_runs_with_one_blas_thread(two_threads):
-    seen = []
+def test_the_l1_solver_runs_with_one_blas_thread(two_threads, monkeypatch):
+    """From given start values (no EM start fit), inside the L1 solver."""
     model = _model()
-    real = _threads.fit_blas_threads
+    start = model.fit(alpha=1e-3, reseat=0).params
+    seen = []
+    real = _l1._solve
 
-    def recording():
-        context = real()
-        seen.append(context)
-        return context
+    def solve(*args, **kwargs):
+        seen.append(_blas_threads())
+        return real(*args, **kwargs)
 
-    _threads.fit_blas_threads = recording
-    try:
-        model.fit_regularized(alpha=0.01, method="l1")
-    finally:
-        _threads.fit_blas_threads = real
-    assert seen  # the L1 fit and its start fit entered the limit
+    monkeypatch.setattr(_l1, "_solve", solve)
+    model.fit_regularized(alpha=0.01, method="l1", start_params=start)
+    assert seen == [[1] * len(two_threads)]
     assert _blas_threads() == two_threads
+
+
+def test_fits_in_several_threads_give_the_threads_back():
+    """Two fits at once, in two Python threads, at BLAS's own threads: both
+    start under the limit, and when both have ended the threads are back
+    (the one that set the limit gives them back, whichever ends first)."""
+    if threadpoolctl is None or not _blas_threads():
+        pytest.skip("no BLAS library that threadpoolctl can see")
+    default = _blas_threads()
+    if max(default) < 2:
+        pytest.skip("BLAS runs one thread here already")
+    both_running = threading.Barrier(2, timeout=60)
+    first_done = threading.Event()
+    seen = {"first": [], "second": []}
+
+    def callback(name):
+        def record(*_):
+            if not seen[name]:
+                seen[name].append(_blas_threads())
+                both_running.wait()
+                if name == "second":  # stay in the fit until the first ends
+                    first_done.wait(timeout=60)
+
+        return record
+
+    def run(name):
+        _model().fit(callback=callback(name), reseat=0, alpha=1e-3)
+        if name == "first":
+            first_done.set()
+
+    workers = [threading.Thread(target=run, args=(n,)) for n in ("first", "second")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    one = [1] * len(default)
+    assert seen["first"] == [one] and seen["second"] == [one]
+    assert _blas_threads() == default
 
 
 def test_the_environment_sets_another_number(two_threads, monkeypatch):
-    seen = []
     monkeypatch.setenv(_threads.ENV_VARIABLE, "0")  # leave BLAS as it is
-    _model().fit(callback=lambda *_: seen.append(_blas_threads()), reseat=0, alpha=1e-3)
-    assert seen and all(threads == two_threads for threads in seen)
+    assert all(threads == two_threads for threads in _fit_seeing_threads(_model()))
+    monkeypatch.setenv(_threads.ENV_VARIABLE, " 1 ")
+    one = [1] * len(two_threads)
+    assert all(threads == one for threads in _fit_seeing_threads(_model()))
+    assert _blas_threads() == two_threads
 
 
-@pytest.mark.parametrize("text", ["two", "-1", "1.5"])
+@pytest.mark.parametrize("text", ["two", "-1", "1.5", "+2", "1_0", "\u0663"])
 def test_a_bad_thread_number_is_refused_by_name(monkeypatch, text):
     monkeypatch.setenv(_threads.ENV_VARIABLE, text)
     with pytest.raises(ValueError, match="PLUMESTATS_BLAS_THREADS must be a whole"):
         _model().fit(reseat=0, alpha=1e-3)
 
 
-def test_without_threadpoolctl_the_fit_is_the_same(monkeypatch):
+def test_an_empty_variable_means_the_default(monkeypatch):
+    monkeypatch.setenv(_threads.ENV_VARIABLE, "")
+    assert _threads._thread_limit() == 1
+
+
+def test_without_threadpoolctl_the_threads_are_left_alone(two_threads, monkeypatch):
     limited = _model().fit(reseat=0, alpha=1e-3)
     monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import fails
-    _threads._controller.cache_clear()
-    try:
-        free = _model().fit(reseat=0, alpha=1e-3)
-    finally:
-        _threads._controller.cache_clear()
+    monkeypatch.setitem(_threads._CACHE, "modules", -1)  # build the view again
+    seen = _fit_seeing_threads(_model())
+    free = _model().fit(reseat=0, alpha=1e-3)
+    monkeypatch.setitem(_threads._CACHE, "modules", -1)
+    assert all(threads == two_threads for threads in seen)
     np.testing.assert_allclose(free.params, limited.params, rtol=1e-10)
