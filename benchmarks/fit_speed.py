@@ -27,6 +27,8 @@ Usage
     python -m benchmarks.fit_speed                    # both datasets, 7 repeats
     python -m benchmarks.fit_speed --quick            # smoke test: pima, 2 repeats
     python -m benchmarks.fit_speed --blas-threads 1   # on a busy machine
+    python -m benchmarks.fit_speed --blas-threads 1 --also-default-threads
+                                                      # + at BLAS's own threads
 
 The Markdown table is printed and written, with the provenance of the run, to
 ``fit_speed.md`` in ``--output`` (default ``benchmarks/results``; the
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import statistics
 import sys
 import time
@@ -329,6 +332,33 @@ def report(results: list[DatasetResult], args: argparse.Namespace, run: Run) -> 
     return "\n".join(lines)
 
 
+def default_threads_section(results: list[DatasetResult]) -> str:
+    """The second table of ``--also-default-threads``: the same fits at the
+    process's own BLAS threads, where Logit's products may share out over
+    the cores and PLUME runs its fits at one thread (``plumestats._threads``)."""
+    from threadpoolctl import threadpool_info
+
+    threads = ", ".join(
+        f"{info['internal_api']} {info['num_threads']}"
+        for info in threadpool_info()
+        if info["user_api"] == "blas"
+    )
+    setting = os.environ.get("PLUMESTATS_BLAS_THREADS", "unset (1)")
+    return "\n".join(
+        [
+            "",
+            "## At the default BLAS threads",
+            "",
+            f"The same fits again after the table above, outside its limit: BLAS "
+            f"at the process's own threads ({threads}). PLUME's fits run at "
+            f"PLUMESTATS_BLAS_THREADS threads ({setting}), Logit's at BLAS's.",
+            "",
+            markdown_table(results),
+            "",
+        ]
+    )
+
+
 # ------------------------------------------------------------------------ main
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -347,6 +377,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--no-warmup", action="store_true", help="skip the untimed warm-up fits"
+    )
+    parser.add_argument(
+        "--also-default-threads",
+        action="store_true",
+        help="after the run, time both again at the process's own BLAS threads "
+        "(a second table: what a user gets, PLUME limiting its fits itself)",
     )
     add_options(
         parser,
@@ -385,6 +421,8 @@ def main(argv: list[str] | None = None) -> int:
         results = run_all(args)
         # inside the limit, so that the report shows the thread counts used
         text = report(results, args, run)
+    if args.also_default_threads:
+        text += default_threads_section(run_all(args))
     print(text)
     write_report(args.output / f"{stem(args, 'fit_speed')}.md", text)
     return 0

@@ -53,6 +53,20 @@ def test_fit_speed_quick(data_dir, tmp_path):
     _assert_provenance(text, "python -m benchmarks.fit_speed --quick --data-dir ")
 
 
+def test_fit_speed_also_at_the_default_threads(data_dir, tmp_path):
+    pytest.importorskip("threadpoolctl")
+    _run(
+        "fit_speed",
+        *("--quick", "--repeats", "1", "--blas-threads", "1"),
+        "--also-default-threads",
+        *("--data-dir", data_dir, "--output", tmp_path),
+    )
+    text = (tmp_path / "fit_speed_quick.md").read_text()
+    first, second = text.split("## At the default BLAS threads")
+    assert "| pima |" in first and "| pima |" in second
+    assert "PLUMESTATS_BLAS_THREADS threads (unset (1))" in second
+
+
 def test_maxima_quick(data_dir, tmp_path):
     stdout = _run(
         "maxima",
