@@ -28,6 +28,7 @@ from scipy import optimize, stats
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 from ._msteps import ascent_step
+from ._threads import with_fit_blas_threads
 
 __all__ = ["profile_intervals"]
 
@@ -42,6 +43,7 @@ _ROOT_XTOL = 1e-10
 _BETTER = 1e-7
 
 
+@with_fit_blas_threads
 def profile_intervals(results, alpha: float) -> np.ndarray:
     """Profile-likelihood intervals of every parameter.
 

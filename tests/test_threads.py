@@ -150,3 +150,20 @@ def test_without_threadpoolctl_the_threads_are_left_alone(two_threads, monkeypat
     monkeypatch.setitem(_threads._CACHE, "modules", -1)
     assert all(threads == two_threads for threads in seen)
     np.testing.assert_allclose(free.params, limited.params, rtol=1e-10)
+
+
+def test_profile_intervals_run_with_one_blas_thread(two_threads, monkeypatch):
+    from plumestats import _profile
+
+    res = _model(k=1).fit()
+    seen = []
+    real = _profile.ascent_step
+
+    def step(*args, **kwargs):
+        seen.append(_blas_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_profile, "ascent_step", step)
+    res.conf_int(method="profile")
+    assert seen and all(threads == [1] * len(two_threads) for threads in seen)
+    assert _blas_threads() == two_threads
