@@ -45,6 +45,20 @@ def _fit_seeing_threads(model, **options):
     return seen
 
 
+def _threads_seen_by(monkeypatch, module, name: str) -> list:
+    """The BLAS threads at every call of ``module.name`` (a list filled as
+    the test runs)."""
+    seen = []
+    real = getattr(module, name)
+
+    def recording(*args, **kwargs):
+        seen.append(_blas_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, recording)
+    return seen
+
+
 @pytest.fixture
 def two_threads():
     """BLAS at two threads around the test (as OpenBLAS starts on 2 cores)."""
@@ -69,14 +83,7 @@ def test_the_l1_solver_runs_with_one_blas_thread(two_threads, monkeypatch):
     """From given start values (no EM start fit), inside the L1 solver."""
     model = _model()
     start = model.fit(alpha=1e-3, reseat=0).params
-    seen = []
-    real = _l1._solve
-
-    def solve(*args, **kwargs):
-        seen.append(_blas_threads())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(_l1, "_solve", solve)
+    seen = _threads_seen_by(monkeypatch, _l1, "_solve")
     model.fit_regularized(alpha=0.01, method="l1", start_params=start)
     assert seen == [[1] * len(two_threads)]
     assert _blas_threads() == two_threads
@@ -156,14 +163,7 @@ def test_profile_intervals_run_with_one_blas_thread(two_threads, monkeypatch):
     from plumestats import _profile
 
     res = _model(k=1).fit()
-    seen = []
-    real = _profile.ascent_step
-
-    def step(*args, **kwargs):
-        seen.append(_blas_threads())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(_profile, "ascent_step", step)
+    seen = _threads_seen_by(monkeypatch, _profile, "ascent_step")
     res.conf_int(method="profile")
     assert seen and all(threads == [1] * len(two_threads) for threads in seen)
     assert _blas_threads() == two_threads
