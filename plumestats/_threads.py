@@ -59,11 +59,12 @@ class _SharedLimit:
             if self._holder is None:
                 controller = _controller()
                 self._holder, self._depth = me, 0
-                self._limiter = (
-                    None
-                    if controller is None
-                    else controller.limit(limits=limit, user_api="blas")
-                )
+                self._limiter = None
+                if controller is not None:
+                    # entered and left as a context, so that threadpoolctl
+                    # (3.8) hands the control of OpenBLAS back on leaving
+                    self._limiter = controller.limit(limits=limit, user_api="blas")
+                    self._limiter.__enter__()
             if self._holder == me:
                 self._depth += 1
 
@@ -74,7 +75,7 @@ class _SharedLimit:
             self._depth -= 1
             if self._depth == 0:
                 if self._limiter is not None:
-                    self._limiter.restore_original_limits()
+                    self._limiter.__exit__(None, None, None)
                 self._holder, self._limiter = None, None
 
 

@@ -151,10 +151,14 @@ def test_an_empty_variable_means_the_default(monkeypatch):
 def test_without_threadpoolctl_the_threads_are_left_alone(two_threads, monkeypatch):
     limited = _model().fit(reseat=0, alpha=1e-3)
     monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import fails
-    monkeypatch.setitem(_threads._CACHE, "modules", -1)  # build the view again
-    seen = _fit_seeing_threads(_model())
-    free = _model().fit(reseat=0, alpha=1e-3)
-    monkeypatch.setitem(_threads._CACHE, "modules", -1)
+    _threads._CACHE["modules"] = -1  # build the view again
+    try:
+        seen = _fit_seeing_threads(_model())
+        free = _model().fit(reseat=0, alpha=1e-3)
+    finally:
+        # the next fit builds it again, threadpoolctl back (not the count
+        # before: with no module imported since, the empty view would stay)
+        _threads._CACHE["modules"] = -1
     assert all(threads == two_threads for threads in seen)
     np.testing.assert_allclose(free.params, limited.params, rtol=1e-10)
 
@@ -167,3 +171,24 @@ def test_profile_intervals_run_with_one_blas_thread(two_threads, monkeypatch):
     res.conf_int(method="profile")
     assert seen and all(threads == [1] * len(two_threads) for threads in seen)
     assert _blas_threads() == two_threads
+
+
+def test_a_fit_in_another_thread_leaves_the_control_to_the_next():
+    """threadpoolctl (3.8) lets one thread at a time set OpenBLAS's threads:
+    a fit in a worker thread hands that back when it ends, so a fit in the
+    main thread after it is limited too."""
+    if threadpoolctl is None or not _blas_threads():
+        pytest.skip("no BLAS library that threadpoolctl can see")
+    default = _blas_threads()
+    if max(default) < 2:
+        pytest.skip("BLAS runs one thread here already")
+    seen = {}
+    worker = threading.Thread(
+        target=lambda: seen.update(worker=_fit_seeing_threads(_model()))
+    )
+    worker.start()
+    worker.join(timeout=120)
+    seen["main"] = _fit_seeing_threads(_model())
+    one = [1] * len(default)
+    assert all(threads == one for threads in seen["worker"] + seen["main"])
+    assert _blas_threads() == default
