@@ -32,7 +32,8 @@ import os
 import sys
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from typing import TypeVar
 
@@ -82,21 +83,18 @@ class _SharedLimit:
 _SHARED = _SharedLimit()
 
 
-class fit_blas_threads:  # lower case: used as ``with fit_blas_threads():``
+@contextmanager
+def fit_blas_threads() -> Iterator[None]:
     """The BLAS threads a fit runs with: limited to ``PLUMESTATS_BLAS_THREADS``
-    (default 1) while the context is open, and given back when the last fit
-    running ends; nothing without threadpoolctl or with ``0``."""
-
-    def __init__(self):
-        self._limit = _thread_limit()
-
-    def __enter__(self):
-        if self._limit:
-            _SHARED.enter(self._limit)
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        if self._limit:
+    (default 1) while the context is open, unless a fit in another thread
+    holds the limit already; nothing without threadpoolctl or with ``0``."""
+    limit = _thread_limit()
+    if limit:
+        _SHARED.enter(limit)
+    try:
+        yield
+    finally:
+        if limit:
             _SHARED.leave()
 
 

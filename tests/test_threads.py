@@ -175,20 +175,29 @@ def test_profile_intervals_run_with_one_blas_thread(two_threads, monkeypatch):
 
 def test_a_fit_in_another_thread_leaves_the_control_to_the_next():
     """threadpoolctl (3.8) lets one thread at a time set OpenBLAS's threads:
-    a fit in a worker thread hands that back when it ends, so a fit in the
-    main thread after it is limited too."""
+    a fit in a worker thread that lives on (a thread pool's) hands that back
+    when its fit ends, so a fit in the main thread meanwhile is limited too."""
     if threadpoolctl is None or not _blas_threads():
         pytest.skip("no BLAS library that threadpoolctl can see")
     default = _blas_threads()
     if max(default) < 2:
         pytest.skip("BLAS runs one thread here already")
     seen = {}
-    worker = threading.Thread(
-        target=lambda: seen.update(worker=_fit_seeing_threads(_model()))
-    )
+    fitted, main_done = threading.Event(), threading.Event()
+
+    def worker_fit():
+        seen["worker"] = _fit_seeing_threads(_model())
+        fitted.set()
+        main_done.wait(timeout=60)  # alive, as a pool's thread stays
+
+    worker = threading.Thread(target=worker_fit)
     worker.start()
-    worker.join(timeout=120)
-    seen["main"] = _fit_seeing_threads(_model())
+    try:
+        assert fitted.wait(timeout=120)
+        seen["main"] = _fit_seeing_threads(_model())
+    finally:
+        main_done.set()
+        worker.join(timeout=120)
     one = [1] * len(default)
     assert all(threads == one for threads in seen["worker"] + seen["main"])
     assert _blas_threads() == default
