@@ -64,8 +64,11 @@ class PolySetting:
         """Ties go to smaller K, then larger alpha, smaller gamma, class 1 inside."""
         return (self.k, -self.alpha, self.gamma or 0.0, self.inside != 1)
 
-    def warm_group(self) -> tuple:
-        """Settings that differ only in alpha (a warm-start path)."""
+    def warm_group(self, along: str = "alpha") -> tuple:
+        """Settings on one warm-start path: those that differ only in alpha
+        (``along="alpha"``), or in alpha and gamma (``"grid"``)."""
+        if along == "grid":
+            return (self.k, self.inside)
         return (self.k, self.gamma, self.inside)
 
     def describe(self) -> str:
@@ -393,11 +396,41 @@ class Selection:
     slowest: tuple[str, float] = ("", 0.0)
 
 
-def search_order(settings: list[Setting], warm_start: bool) -> list[Setting]:
-    """Warm start walks each group's alphas from the largest (smoothest) down."""
+WARM_STARTS = ("alpha", "grid")
+
+
+def search_order(settings: list[Setting], warm_start: str | None) -> list[Setting]:
+    """A warm start walks each group's alphas from the largest (smoothest)
+    down; along the grid (``"grid"``), one gamma after the other, the
+    smallest (smoothest gate) first."""
     if not warm_start:
         return settings
-    return sorted(settings, key=lambda s: (*map(str, s.warm_group()), -s.alpha))
+    return sorted(
+        settings,
+        key=lambda s: (*map(str, s.warm_group(warm_start)), s.gamma or 0.0, -s.alpha),
+    )
+
+
+def warm_params(
+    previous: dict, index: int, setting: PolySetting, warm_start: str | None
+) -> np.ndarray | None:
+    """The estimate a warm-started fit of ``setting`` on inner fold ``index``
+    starts from: the previous (larger) alpha's at the same K/gamma/inside;
+    along the grid, for the largest alpha, the previous (smaller) gamma's at
+    the same alpha. None: a cold fit, from the k-means starts."""
+    if not warm_start:
+        return None
+    start = previous.get((index, "alpha", setting.warm_group()))
+    if start is None and warm_start == "grid":
+        across = (index, "gamma", setting.warm_group("grid"), setting.alpha)
+        start = previous.get(across)
+    return start
+
+
+def remember(previous: dict, index: int, setting: PolySetting, params) -> None:
+    """Keep an estimate for the warm starts of :func:`warm_params`."""
+    previous[(index, "alpha", setting.warm_group())] = params
+    previous[(index, "gamma", setting.warm_group("grid"), setting.alpha)] = params
 
 
 def best_of(means: dict[Setting, float], settings: list[Setting]) -> Setting:
@@ -486,7 +519,7 @@ def select(
     grids: Grids,
     criterion: str,
     context: FitContext,
-    warm_start: bool = False,
+    warm_start: str | None = None,
     rule: str = "one-se",
 ) -> Selection:
     """Inner cross-validation of ``family`` over its grid.
@@ -503,9 +536,12 @@ def select(
         The criterion of the likelihood models (:func:`selection_scorer`).
     context : FitContext
         M-step and seed of the fits.
-    warm_start : bool
+    warm_start : {None, "alpha", "grid"}
         Start each PLUME/SPLA1 fit from the estimate at the previous, larger
-        alpha of the same K/gamma/inside on the same inner fold.
+        alpha of the same K/gamma/inside on the same inner fold; with
+        ``"grid"``, the largest alpha's fit from the previous, smaller
+        gamma's at that alpha too (:func:`warm_params`), so that only the
+        first setting of each K/inside runs the k-means starts.
     rule : {"one-se", "gate", "gate-mle", "best"}
         How the per-row scores choose a setting (:func:`choose`).
 
@@ -516,7 +552,7 @@ def select(
         infinity on its fold and is counted in ``failures``.
     """
     scorer = selection_scorer(family, criterion)
-    warm = warm_start and family in ("plume", "spla1")
+    warm = warm_start if family in ("plume", "spla1") else None
     previous: dict[tuple, np.ndarray] = {}
     scores: dict[Setting, np.ndarray] = {}
     costs: dict[Setting, float] = {}
@@ -527,8 +563,8 @@ def select(
         values = []
         setting_start = time.perf_counter()
         for index, split in enumerate(splits):
-            key = (index, setting.warm_group()) if warm else None
-            fit_context = replace(context, start_params=previous.get(key))
+            start = warm_params(previous, index, setting, warm)
+            fit_context = replace(context, start_params=start)
             outcome = attempt(
                 lambda s=split, c=fit_context, st=setting: fit_family(
                     family, s.train, s.y_train, st, c
@@ -540,7 +576,7 @@ def select(
                 values.append(np.full(split.y_test.size, -np.inf))
                 continue
             if warm:
-                previous[key] = outcome.fitted.params
+                remember(previous, index, setting, outcome.fitted.params)
             values.append(scorer(split.y_test, outcome.fitted.predict(split.test)))
         scores[setting] = pool_by_row(values, splits)
         costs[setting] = time.perf_counter() - setting_start

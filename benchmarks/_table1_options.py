@@ -10,7 +10,7 @@ from plumestats._em import EMOptions
 
 from ._common import UCI_DATASETS as DATASETS
 from ._common import add_options, stem
-from ._table1_fits import RULES, Grids
+from ._table1_fits import RULES, WARM_STARTS, Grids
 
 # ------------------------------------------------------------------ protocol
 METHODS = (
@@ -207,9 +207,13 @@ def parse_args(argv: list[str] | None, description: str) -> argparse.Namespace:
     )
     parser.add_argument(
         "--warm-start",
-        action="store_true",
+        nargs="?",
+        const="alpha",
+        choices=WARM_STARTS,
         help="inner selection: start each alpha's PLUME/SPLA1 fit from "
-        "the previous (larger) alpha's estimate instead of k-means",
+        "the previous (larger) alpha's estimate instead of k-means (alpha, "
+        "the default of the bare flag); grid: also the largest alpha's fit "
+        "from the previous (smaller) gamma's",
     )
     parser.add_argument(
         "--em-tol",

@@ -28,14 +28,18 @@ def protocol_lines(context: Any) -> list[str]:
     and the timing pass, from the run's ``context`` (``RunContext``)."""
     args, config = context.args, context.config
     repeats = ", ".join(f"{name} {n}" for name, n in context.repeats.items())
-    warm = (
-        "in the inner selection, each alpha's fit starts from the previous "
-        "(larger) alpha's estimate at the same K/gamma/inside on the same inner "
-        "fold, and only the largest alpha's fit runs the k-means starts "
-        "(`--warm-start`); the final fits always run them"
-        if config.warm_start
-        else "every fit starts from PLUME's default k-means starts"
-    )
+    warm = {
+        "alpha": "in the inner selection, each alpha's fit starts from the "
+        "previous (larger) alpha's estimate at the same K/gamma/inside on the "
+        "same inner fold, and only the largest alpha's fit runs the k-means "
+        "starts (`--warm-start`); the final fits always run them",
+        "grid": "in the inner selection, each alpha's fit starts from the "
+        "previous (larger) alpha's estimate at the same K/gamma/inside on the "
+        "same inner fold, the largest alpha's from the previous (smaller) "
+        "gamma's at the same K/inside/alpha, and only the first setting of each "
+        "K/inside (the smallest gamma, the largest alpha) runs the k-means "
+        "starts (`--warm-start grid`); the final fits always run them",
+    }.get(config.warm_start, "every fit starts from PLUME's default k-means starts")
     return [
         f"- **Outer loop**: repeated stratified {config.folds}-fold cross-validation; "
         f"repeats: {repeats} (adult has 30162 rows: `--adult-repeats`, default 1). "

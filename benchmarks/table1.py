@@ -93,7 +93,7 @@ class RunConfig:
     n_init: int
     inner_max_rows: int
     svm_max_rows: int
-    warm_start: bool
+    warm_start: str | None
     seed: int
     em_tol: float
 

@@ -97,6 +97,42 @@ def test_table1_repeated_inner_cv_averages_each_row():
     )
 
 
+def test_table1_warm_starts_walk_alpha_then_gamma():
+    fits = _table1_fits()
+    grids = fits.Grids((1, 2), (0.2, 1.0), (1e-4, 1e-2), (1, 0), (), (), (), ())
+    settings = fits.plume_candidates(grids)
+    for warm in (None, "alpha", "grid"):
+        previous: dict = {}
+        cold = []  # the fits that would run the k-means starts
+        for setting in fits.search_order(settings, warm):
+            start = fits.warm_params(previous, 0, setting, warm)
+            if start is None:
+                cold.append(setting)
+            fits.remember(previous, 0, setting, np.array([setting.alpha]))
+            if start is not None and warm == "alpha":
+                # along alpha only: the larger alpha of the same K/gamma/inside
+                assert start[0] == 1e-2 and setting.alpha == 1e-4
+        # no warm start: every fit is cold; along alpha: each K/gamma/inside's
+        # largest alpha; along the grid: each K/inside's first setting
+        expected = {None: 10, "alpha": 5, "grid": 3}[warm]
+        assert len(cold) == expected
+    grid_order = fits.search_order(settings, "grid")
+    k2_inside1 = [(s.gamma, s.alpha) for s in grid_order if s.k == 2 and s.inside == 1]
+    assert k2_inside1 == [(0.2, 1e-2), (0.2, 1e-4), (1.0, 1e-2), (1.0, 1e-4)]
+    # gamma 1's largest alpha starts from gamma 0.2's fit at that alpha
+    previous = {}
+    fits.remember(previous, 0, fits.PolySetting(2, 1e-2, 0.2, 1), np.array([7.0]))
+    start = fits.warm_params(previous, 0, fits.PolySetting(2, 1e-2, 1.0, 1), "grid")
+    assert start[0] == 7.0
+    assert (
+        fits.warm_params(previous, 1, fits.PolySetting(2, 1e-2, 1.0, 1), "grid") is None
+    )
+    assert (
+        fits.warm_params(previous, 0, fits.PolySetting(2, 1e-2, 1.0, 1), "alpha")
+        is None
+    )
+
+
 def test_polyhedral_oracle_refuses_the_bayes_oracle_on_noisy_labels(capsys):
     polyhedral_oracle = _benchmark_module("polyhedral_oracle")
     with pytest.raises(SystemExit):
