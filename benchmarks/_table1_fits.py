@@ -563,8 +563,9 @@ def select(
         values = []
         setting_start = time.perf_counter()
         for index, split in enumerate(splits):
-            start = warm_params(previous, index, setting, warm)
-            fit_context = replace(context, start_params=start)
+            fit_context = replace(
+                context, start_params=warm_params(previous, index, setting, warm)
+            )
             outcome = attempt(
                 lambda s=split, c=fit_context, st=setting: fit_family(
                     family, s.train, s.y_train, st, c

@@ -133,6 +133,27 @@ def test_table1_warm_starts_walk_alpha_then_gamma():
     )
 
 
+@pytest.mark.parametrize("warm", [None, "alpha", "grid"])
+def test_table1_selection_runs_with_each_warm_start(warm):
+    fits = _table1_fits()
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(120, 2))
+    y = (np.min(x @ [[1.0, -1.0], [1.0, 1.0]], axis=1) > -0.3).astype(float)
+    rows = np.arange(120)
+    splits = [
+        fits.Split(x[rows % 2 == f], y[rows % 2 == f], x[rows % 2 != f],
+                   y[rows % 2 != f], rows[rows % 2 != f])
+        for f in (0, 1)
+    ]  # fmt: skip
+    grids = fits.Grids((1, 2), (0.5, 1.0), (1e-2, 1e-3), (1,), (), (), (), ())
+    selection = fits.select(
+        "plume", splits, grids, "logloss", fits.FitContext(n_init=1), warm, "best"
+    )
+    assert isinstance(selection.seconds, float) and selection.seconds > 0
+    assert selection.setting in fits.plume_candidates(grids)
+    assert selection.failures == 0
+
+
 def test_polyhedral_oracle_refuses_the_bayes_oracle_on_noisy_labels(capsys):
     polyhedral_oracle = _benchmark_module("polyhedral_oracle")
     with pytest.raises(SystemExit):
