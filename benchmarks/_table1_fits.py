@@ -552,6 +552,8 @@ def select(
         infinity on its fold and is counted in ``failures``.
     """
     scorer = selection_scorer(family, criterion)
+    if warm_start not in (None, *WARM_STARTS):
+        raise ValueError(f"warm_start must be None or one of {WARM_STARTS}")
     warm = warm_start if family in ("plume", "spla1") else None
     previous: dict[tuple, np.ndarray] = {}
     scores: dict[Setting, np.ndarray] = {}

@@ -103,34 +103,30 @@ def test_table1_warm_starts_walk_alpha_then_gamma():
     settings = fits.plume_candidates(grids)
     for warm in (None, "alpha", "grid"):
         previous: dict = {}
-        cold = []  # the fits that would run the k-means starts
+        starts = {}  # each setting's start: the (K, gamma, inside, alpha) it came from
         for setting in fits.search_order(settings, warm):
             start = fits.warm_params(previous, 0, setting, warm)
-            if start is None:
-                cold.append(setting)
-            fits.remember(previous, 0, setting, np.array([setting.alpha]))
-            if start is not None and warm == "alpha":
-                # along alpha only: the larger alpha of the same K/gamma/inside
-                assert start[0] == 1e-2 and setting.alpha == 1e-4
-        # no warm start: every fit is cold; along alpha: each K/gamma/inside's
-        # largest alpha; along the grid: each K/inside's first setting
-        expected = {None: 10, "alpha": 5, "grid": 3}[warm]
-        assert len(cold) == expected
+            starts[setting] = None if start is None else tuple(start)
+            origin = (setting.k, setting.gamma, setting.inside, setting.alpha)
+            fits.remember(previous, 0, setting, np.array(origin, dtype=object))
+        for s, origin in starts.items():
+            same_path = (s.k, s.gamma, s.inside)
+            if warm is None or (s.alpha == 1e-2 and (warm == "alpha" or s.k == 1)):
+                # no warm start, or the first alpha of an alpha path
+                assert origin is None
+            elif s.alpha == 1e-4:  # the larger alpha of the same K/gamma/inside
+                assert origin == (*same_path, 1e-2)
+            elif s.gamma == 0.2:  # the first setting of a K/inside: cold
+                assert origin is None
+            else:  # the smaller gamma's fit at this K/inside/alpha
+                assert origin == (s.k, 0.2, s.inside, 1e-2)
     grid_order = fits.search_order(settings, "grid")
     k2_inside1 = [(s.gamma, s.alpha) for s in grid_order if s.k == 2 and s.inside == 1]
     assert k2_inside1 == [(0.2, 1e-2), (0.2, 1e-4), (1.0, 1e-2), (1.0, 1e-4)]
-    # gamma 1's largest alpha starts from gamma 0.2's fit at that alpha
-    previous = {}
-    fits.remember(previous, 0, fits.PolySetting(2, 1e-2, 0.2, 1), np.array([7.0]))
-    start = fits.warm_params(previous, 0, fits.PolySetting(2, 1e-2, 1.0, 1), "grid")
-    assert start[0] == 7.0
-    assert (
-        fits.warm_params(previous, 1, fits.PolySetting(2, 1e-2, 1.0, 1), "grid") is None
-    )
-    assert (
-        fits.warm_params(previous, 0, fits.PolySetting(2, 1e-2, 1.0, 1), "alpha")
-        is None
-    )
+    # on another inner fold nothing is known yet
+    assert fits.warm_params(previous, 1, settings[-1], "grid") is None
+    with pytest.raises(ValueError, match="warm_start must be"):
+        fits.select("plume", [], grids, "logloss", fits.FitContext(), True, "best")
 
 
 @pytest.mark.parametrize("warm", [None, "alpha", "grid"])
