@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from patsy import DesignInfo, PatsyError
 from statsmodels.stats.contrast import WaldTestResults
+from statsmodels.tools.tools import nan_dot
 
 from ._compat import formula_spec, term_slices
 from ._validation import check_choice
@@ -213,6 +214,34 @@ class InferenceMixin:
     """statsmodels' tests and intervals, with constraints named by parameter
     (``"h1:x1 = h2:x1"``), as methods of
     :class:`~plumestats.results.PolyhedralMixtureLogitResults`."""
+
+    def cov_params(
+        self, r_matrix=None, column=None, scale=None, cov_p=None, other=None
+    ):
+        """statsmodels' ``cov_params``. The parameters a fit holds fixed (an
+        L1 fit's zeros, the label-flip model's flip rate at its boundary)
+        have NaN variances; a linear combination that leaves them out is the
+        estimated parameters' alone: ``0 * NaN`` counts as 0 there, as
+        statsmodels does after its own L1 fits, so that ``t_test``,
+        ``f_test`` and ``wald_test`` work on the estimated parameters."""
+        if r_matrix is None or not self._holds_fixed_params():
+            return super().cov_params(
+                r_matrix=r_matrix, column=column, scale=scale, cov_p=cov_p, other=other
+            )
+        if column is not None:
+            raise ValueError("Column should be specified without other arguments.")
+        cov = super().cov_params(scale=scale) if cov_p is None else np.asarray(cov_p)
+        one_row = np.ndim(r_matrix) == 1  # statsmodels returns a scalar then
+        r_matrix = np.atleast_2d(r_matrix)
+        other = r_matrix if other is None else np.atleast_2d(other)
+        out = nan_dot(r_matrix, nan_dot(cov, other.T))
+        return out[0, 0] if one_row and out.shape == (1, 1) else out
+
+    def _holds_fixed_params(self) -> bool:
+        """Whether some parameter is held fixed, not estimated."""
+        trimmed = getattr(self, "trimmed", None)
+        fixed = trimmed is not None and bool(np.any(trimmed))
+        return fixed or bool(self.mle_retvals.get("boundary", False))
 
     def conf_int(self, alpha: float = 0.05, *, method: str = "wald"):
         """Confidence intervals of the parameters.

@@ -24,7 +24,6 @@ import numpy as np
 from scipy import stats
 from scipy.special import expit, logit
 from statsmodels.base import wrapper as wrap
-from statsmodels.tools.tools import nan_dot
 
 from ._compat import cache_readonly
 from ._diagnostics import caller_stacklevel
@@ -244,26 +243,6 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
     PLUME's likelihood only (the Rademacher bound, the bootstrap, the fit
     diagnostics, responsibilities) raises ``NotImplementedError``.
     """
-
-    def cov_params(
-        self, r_matrix=None, column=None, scale=None, cov_p=None, other=None
-    ):
-        """statsmodels' ``cov_params``. With the flip rate at its boundary
-        (``flip_logit``'s variance NaN), a linear combination that leaves
-        ``flip_logit`` out is PLUME's, not NaN: ``0 * NaN`` counts as 0 there,
-        so ``t_test``, ``f_test`` and ``wald_test`` on the faces work."""
-        if r_matrix is None or not self.mle_retvals.get("boundary"):
-            return super().cov_params(
-                r_matrix=r_matrix, column=column, scale=scale, cov_p=cov_p, other=other
-            )
-        if column is not None:
-            raise ValueError("Column should be specified without other arguments.")
-        cov = super().cov_params(scale=scale) if cov_p is None else np.asarray(cov_p)
-        one_row = np.ndim(r_matrix) == 1  # statsmodels returns a scalar then
-        r_matrix = np.atleast_2d(r_matrix)
-        other = r_matrix if other is None else np.atleast_2d(other)
-        out = nan_dot(r_matrix, nan_dot(cov, other.T))
-        return out[0, 0] if one_row and out.shape == (1, 1) else out
 
     @property
     def flip_rate(self) -> float:

@@ -52,6 +52,34 @@ def test_scalar_alpha_is_statsmodels_l1_logit_at_k1(alpha):
     np.testing.assert_allclose(ours.aic, reference.aic, rtol=1e-7)
 
 
+def test_tests_of_the_estimated_slopes_are_statsmodels_l1_logits():
+    # a zero's variance is NaN: a contrast that leaves it out must not be
+    endog, exog = _logit_data()
+    alpha = np.r_[0.0, np.full(5, 10.0)]
+    ours = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
+        alpha=alpha, method="l1"
+    )
+    reference = _statsmodels_l1(alpha)
+    assert ours.trimmed.any() and not ours.trimmed[1]
+    contrast = np.eye(6)[[1]]
+    t_ours, t_ref = ours.t_test(contrast), reference.t_test(contrast)
+    np.testing.assert_allclose(t_ours.effect, t_ref.effect, rtol=1e-5)
+    np.testing.assert_allclose(t_ours.pvalue, t_ref.pvalue, rtol=1e-4)
+    assert np.isfinite(t_ours.pvalue)
+    for test in ("wald_test", "f_test"):
+        ours_test = getattr(ours, test)(contrast, **_scalar(test))
+        ref_test = getattr(reference, test)(contrast, **_scalar(test))
+        np.testing.assert_allclose(ours_test.statistic, ref_test.statistic, rtol=1e-5)
+    # by name, as a formula user writes it; a zero itself stays untestable
+    assert np.isfinite(ours.t_test("h1:x1 = 0").pvalue)
+    zero = int(np.flatnonzero(ours.trimmed)[0])
+    assert np.isnan(ours.t_test(np.eye(6)[[zero]]).sd)
+
+
+def _scalar(test: str) -> dict:
+    return {"scalar": True} if test == "wald_test" else {}
+
+
 def test_per_parameter_alpha_is_used_as_given_at_k1():
     endog, exog = _logit_data()
     alpha = np.array([2.0, 0.0, 5.0, 20.0, 1.0, 8.0])  # the constant penalised too
