@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._fitting import DEFAULT_SEED
 from ._parallel import progress_bar, run_tasks
 from ._penalty import with_terms
 from ._prediction import outcome_log_probability
@@ -65,6 +66,10 @@ def one_seed(random_state):
     (nor on which worker ran it)."""
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(2**63))
+    if random_state is None:
+        # the fits' fixed seed: the bootstrap of an LR test, which would draw
+        # fresh entropy from None, must be as reproducible as they are
+        return DEFAULT_SEED
     return random_state
 
 
@@ -162,7 +167,27 @@ def formula_refit(context: Context, results, k: int, gamma: float):
     options = {**context.fit_options, "reseat": 0, "n_init": 1}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the worker's fit has said it all
-        return model.fit(start_params=np.asarray(results.params), **options)
+        refit = model.fit(start_params=np.asarray(results.params), **options)
+    # the estimate is the worker's, and so is how it was found: its starts
+    # and moves, which a test's refits to draws repeat (_lr_test._spec_of)
+    for key in _SEARCH_SETTINGS:
+        refit.mle_settings[key] = results.mle_settings[key]
+    for key in _SEARCH_RETVALS:
+        if key in results.mle_retvals:
+            refit.mle_retvals[key] = results.mle_retvals[key]
+    return refit
+
+
+# what a fit from several starts records of them, in its settings and retvals
+_SEARCH_SETTINGS = ("init", "n_init", "reseat")
+_SEARCH_RETVALS = (
+    "restarts_llf",
+    "restarts_converged",
+    "restarts_llf_history",
+    "reseat_llf",
+    "reseat_llf_history",
+    "restarts_spread",
+)
 
 
 def _fit_without_fold(context: Context, cls, settings, fold: int, options: dict):

@@ -44,7 +44,7 @@ __all__ = [
 
 # Without a seed, fits are still reproducible: a statistician expects the same data
 # to give the same table. Pass random_state to vary the restarts.
-_DEFAULT_SEED = 0
+DEFAULT_SEED = 0
 # per-iteration records that full_output=False leaves out of mle_retvals
 _ITERATION_RECORDS = (
     "llf_history",
@@ -57,7 +57,7 @@ _ITERATION_RECORDS = (
 
 def as_rng(random_state) -> np.random.Generator:
     if random_state is None:
-        return np.random.default_rng(_DEFAULT_SEED)
+        return np.random.default_rng(DEFAULT_SEED)
     if isinstance(random_state, np.random.Generator):
         return random_state
     try:
