@@ -37,7 +37,7 @@ from ._weights import check_freq_weights
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
-from .sm_exceptions import LocalMaximaWarning
+from .sm_exceptions import FlipRateBoundaryWarning, LocalMaximaWarning
 
 __all__ = [
     "LocalMaximaConvergenceWarning",
@@ -67,6 +67,9 @@ class UnconvergedFitWarning(ConvergenceWarning, SklearnConvergenceWarning):
 # Warnings about standard errors and identification of the hyperplanes: they
 # matter to inference on `results_`, not to the classifier's predictions.
 _INFERENCE_ONLY = (HessianInversionWarning, CollinearityWarning)
+# Notes on a converged fit that subclass statsmodels' ConvergenceWarning: they
+# pass through as they are (the flip rate's estimate is 0, a boundary maximum)
+_CONVERGED_NOTES = (FlipRateBoundaryWarning,)
 # Warnings that say the fit may not be the maximum, and the class each is
 # re-issued in: the engine's statsmodels class and scikit-learn's, which
 # scikit-learn users (and its model selection) filter. Separation first: it is
@@ -188,7 +191,10 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     ``ConvergenceWarning``). ``converged_`` is False in both cases. Starts that
     ended at different maxima (``n_init`` > 1) give
     :class:`LocalMaximaConvergenceWarning` (plumestats' ``LocalMaximaWarning``);
-    ``converged_`` stays True, the fit being the best of its starts. A penalty
+    ``converged_`` stays True, the fit being the best of its starts; so it
+    does with ``label_flips=True`` when the flip rate's estimate is 0, whose
+    ``FlipRateBoundaryWarning`` (a note on a converged fit) passes through as
+    it is. A penalty
     (``alpha > 0``) gives a finite maximum on separable data, as
     ``LogisticRegression``'s default one does. Warnings that concern only standard
     errors (``HessianInversionWarning``, ``CollinearityWarning``) are not shown:
@@ -350,7 +356,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                         caught,
                     )
                 except (ValueError, np.linalg.LinAlgError) as exc:
-                    if not (self.k == "auto" and k > 1):
+                    if not (_is_auto(self.k) and k > 1):
                         raise
                     errors.append(exc)
         self.bic_ = {k: float(results.bic) for k, (results, _) in fits.items()}
@@ -364,7 +370,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         ``"auto"``: those with fewer parameters than samples, weighted ones
         counted as repeated, and K = 1)."""
         k = self.k
-        if isinstance(k, str) and k == "auto":
+        if _is_auto(k):
             return [k for k in AUTO_KS if k == 1 or k * (n_features + 1) < n_samples]
         if isinstance(k, numbers.Integral) and not isinstance(k, bool):
             return [int(k)]
@@ -526,6 +532,12 @@ def _engine_seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
+def _is_auto(value) -> bool:
+    """Whether a parameter is the string ``"auto"`` (an array compares
+    element by element, so ``==`` alone is no test)."""
+    return isinstance(value, str) and value == "auto"
+
+
 def _reissue_fit_warnings(caught) -> None:
     """Re-issue the engine's warnings of the fit kept, for scikit-learn users:
     see the Notes of :class:`~plumestats.sklearn.PolyhedralClassifier`."""
@@ -540,6 +552,8 @@ def _reissue_fit_warnings(caught) -> None:
             ),
             None,
         )
+        if issubclass(warning.category, _CONVERGED_NOTES):
+            category = None
         if category is not None:
             # frames: this function, _fit_candidates, fit, fit's caller
             warnings.warn(str(warning.message), category, stacklevel=4)

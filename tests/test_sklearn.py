@@ -29,6 +29,7 @@ from plumestats import (
     LabelFlipPolyhedralLogit,
     PolyhedralMixtureLogit,
 )
+from plumestats.api import FlipRateBoundaryWarning
 from plumestats.datasets import simulate_polyhedron
 from plumestats.sklearn import PolyhedralClassifier
 
@@ -131,6 +132,30 @@ def test_bad_k_is_named(polygon, k):
     X, y = polygon
     with pytest.raises((ValueError, TypeError), match="k must be"):
         PolyhedralClassifier(k=k).fit(X, y)
+
+
+def test_an_array_of_ks_too_large_gets_the_fits_own_error():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12, 3)), np.r_[np.zeros(6), np.ones(6)]
+    with pytest.raises(ValueError, match="20 parameters but only 12 observations"):
+        PolyhedralClassifier(k=np.array([1, 5]), alpha=0).fit(X, y)
+
+
+def test_a_flip_rate_at_its_boundary_is_a_converged_fit():
+    # clean labels: the flip rate's estimate is 0, a maximum on the boundary,
+    # which the label-flip guide says to silence with its own class
+    data, _ = simulate_polyhedron(200, d=2, k=3, noise=0.05, random_state=0)
+    X, y = data[["x1", "x2"]], data["y"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = PolyhedralClassifier(k=3, label_flips=True).fit(X, y)
+    categories = {warning.category for warning in caught}
+    assert clf.converged_
+    assert categories == {FlipRateBoundaryWarning}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", FlipRateBoundaryWarning)
+        PolyhedralClassifier(k=3, label_flips=True).fit(X, y)
 
 
 def test_label_flips_match_the_engine():
