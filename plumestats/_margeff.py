@@ -52,6 +52,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import numpy as np
+import pandas as pd
 from scipy.special import expit
 from statsmodels.discrete.discrete_margins import DiscreteMargins
 
@@ -233,6 +234,18 @@ def _margeff_exog(model, exog, at, atexog, weights=None):
     return exog
 
 
+def _frame_rows(results, frame) -> np.ndarray:
+    """The design rows of a DataFrame (or Series) ``atexog``, as ``predict``
+    reads it: by column name; new data through a formula model's formula,
+    unless the frame holds the design's own columns."""
+    names = getattr(frame, "columns", getattr(frame, "index", None))
+    own_columns = set(map(str, names)) == set(results.model.exog_names)
+    transform = hasattr(results.model, "formula") and not own_columns
+    rows = results._transform_predict_exog(frame, transform=transform)
+    rows = rows[0] if isinstance(rows, tuple) else rows  # (rows, row labels)
+    return np.asarray(rows, dtype=float)
+
+
 def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
     """The median of the values repeated ``weights`` times (the mean of the
     two middle ones when the weight splits exactly in half, as np.median)."""
@@ -323,6 +336,8 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         # the sample's weights, unless atexog replaces its rows by new ones
         new_rows = atexog is not None and not isinstance(atexog, dict)
         weights = None if new_rows else model.freq_weights
+        if isinstance(atexog, (pd.DataFrame, pd.Series)):
+            atexog = _frame_rows(results, atexog)
         exog = _margeff_exog(model, model.exog, at, atexog, weights)
         share = np.full(len(exog), 1.0 / len(exog))
         if weights is not None and at == "overall":

@@ -217,9 +217,12 @@ class RowResultsMixin:
             zero) of the design, or every observation's (no inference).
         method : {"dydx", "eyex", "dyex", "eydx"}
             Derivative, elasticity or semi-elasticities.
-        atexog : dict or array_like, optional
-            Values to hold columns at, ``{column index or name: value}``, or a
-            whole design.
+        atexog : dict, DataFrame or array_like, optional
+            Values to hold columns at, ``{column index or name: value}``, or
+            the rows to evaluate at: an array of the design's columns in
+            order, or a DataFrame read as ``predict`` reads it (its columns
+            by name; new data through a formula model's formula, unless the
+            frame holds the design's own columns).
         dummy : bool
             Treat 0/1 columns as discrete: the change from 0 to 1.
         count : bool

@@ -182,6 +182,24 @@ def test_at_all_and_atexog(polyhedral_fits):
     assert_allclose(held.margeff, _fd_effects(results, row)[0, 1:], rtol=1e-6)
 
 
+def test_atexog_frames_are_read_by_name_as_predict_reads_them():
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"x1": rng.normal(size=300), "g": rng.choice(list("abc"), 300)})
+    data["y"] = (rng.random(300) < 1 / (1 + np.exp(-data.x1 + (data.g == "b")))) * 1
+    results = ps.plume("y ~ x1 + C(g)", data, k=2).fit()
+    rows = results.model.exog[:5]
+    expected = results.get_margeff(atexog=rows).margeff
+    design = pd.DataFrame(rows, columns=results.model.exog_names)
+    # the design's columns in another order, and the raw data through the formula
+    for frame in (design, design[design.columns[::-1]], data.iloc[:5]):
+        assert_allclose(results.get_margeff(atexog=frame).margeff, expected)
+    # one row, as a Series of the raw data
+    one = results.get_margeff(atexog=rows[0]).margeff
+    assert_allclose(results.get_margeff(atexog=data.iloc[0]).margeff, one)
+    with pytest.raises(ValueError, match="could not apply the model's formula"):
+        results.get_margeff(atexog=data[["x1"]].iloc[:5])
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
