@@ -486,13 +486,15 @@ def _check_labels(y: np.ndarray) -> None:
             "them a class"
         )
     if y.dtype == object:
-        kinds = sorted({type(label).__name__ for label in y})
-        if len(kinds) > 1:
+        try:
+            np.unique(y)  # str with np.str_, int with np.int64: comparable
+        except TypeError:
+            kinds = sorted({type(label).__name__ for label in y})
             raise ValueError(
                 f"y mixes labels of types {', '.join(kinds)}, which cannot be "
                 "sorted into classes; give every label the same type (e.g. "
                 "y.astype(str))"
-            )
+            ) from None
 
 
 def _log_expit_columns(log_odds: np.ndarray) -> np.ndarray:
@@ -504,7 +506,7 @@ def _sample_weights(sample_weight, n_samples: int) -> np.ndarray:
     the model's check then names NaN, negative or all-zero weights)."""
     weights = np.asarray(sample_weight)
     if weights.ndim == 0:  # scikit-learn's habit: one number for all
-        return np.full(n_samples, float(weights))
+        weights = np.full(n_samples, weights)
     if weights.ndim != 1 or weights.shape[0] != n_samples:
         raise ValueError(
             f"sample_weight.shape == {weights.shape}, expected ({n_samples},): "

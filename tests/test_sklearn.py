@@ -160,6 +160,28 @@ def test_a_flip_rate_at_its_boundary_is_a_converged_fit():
         PolyhedralClassifier(k=3, label_flips=True).fit(X, y)
 
 
+def test_labels_of_compatible_types_are_one_class():
+    # str and np.str_ (or int and np.int64) sort together, as scikit-learn's
+    # own classifiers take them
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    labels = np.where(X[:, 0] > 0, "yes", "no")
+    y = np.array([str(v) if i % 2 else v for i, v in enumerate(labels)], dtype=object)
+    assert {type(v) for v in y} == {str, np.str_}
+    clf = PolyhedralClassifier(k=1).fit(X, y)
+    assert list(clf.classes_) == ["no", "yes"]
+
+
+@pytest.mark.parametrize(
+    ("weight", "match"), [(0, "all zero"), (-1.0, "negative"), (np.nan, "missing")]
+)
+def test_one_bad_sample_weight_for_all_is_named(weight, match):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    with pytest.raises(ValueError, match=f"^sample_weight .*{match}"):
+        PolyhedralClassifier(k=1).fit(X, X[:, 0] > 0, sample_weight=weight)
+
+
 def test_label_flips_match_the_engine():
     data, _ = simulate_polyhedron(3000, d=2, k=2, noise=0.1, random_state=0)
     X, y = data[["x1", "x2"]], data["y"].to_numpy()
