@@ -10,16 +10,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 from scipy.optimize import linear_sum_assignment
-from statsmodels.tools.sm_exceptions import (
-    ConvergenceWarning,
-    HessianInversionWarning,
-    PerfectSeparationWarning,
-)
 
 from ._inference import check_alpha
 from ._parallel import check_progress, effective_n_jobs, progress_bar, run_seeded
 from ._penalty import model_terms, with_terms
-from ._validation import check_choice
+from ._validation import check_choice, seed_entropy
 
 __all__ = [
     "BootstrapResults",
@@ -28,9 +23,6 @@ __all__ = [
     "resampled_weights",
     "run_bootstrap",
 ]
-
-# the fit's own diagnostics; a replicate that raises one is counted as failed
-_FIT_WARNINGS = (ConvergenceWarning, HessianInversionWarning, PerfectSeparationWarning)
 
 
 def align_experts(
@@ -84,8 +76,8 @@ class BootstrapResults:
         Replicates drawn; that failed (no convergence, separation, a singular
         information, an error); and whose experts had to be permuted to match the
         fit (label switching, among the successful ones).
-    random_state : int or None
-        The seed used.
+    random_state : int
+        The seed used (drawn from a Generator; ``None`` is the fixed seed 0).
     """
 
     params: pd.DataFrame
@@ -202,28 +194,41 @@ class RefitSpec:
 
 def _refit(spec: RefitSpec, rows, weights=None):
     """One replicate: the model on resampled rows (or on every row, with
-    resampled frequency weights), started from the fit."""
-    replicate = with_terms(
-        spec.model_class(
-            spec.endog[rows],
-            spec.exog[rows],
-            freq_weights=weights,
-            **spec.model_options,
-        ),
-        spec.terms,
-    )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    resampled frequency weights), started from the fit. Its warnings are the
+    replicate's own (a resample can make a column constant): none reaches
+    the user, and the replicate's status decides whether it failed."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        replicate = with_terms(
+            spec.model_class(
+                spec.endog[rows],
+                spec.exog[rows],
+                freq_weights=weights,
+                **spec.model_options,
+            ),
+            spec.terms,
+        )
         res = replicate.fit(start_params=spec.start, **spec.fit_options)
-    problems = [
-        w.category.__name__ for w in caught if issubclass(w.category, _FIT_WARNINGS)
-    ]
+    return np.asarray(res.params), _failures(res)
+
+
+def _failures(res) -> list[str]:
+    """Why a replicate's fit cannot count: no convergence, separation, a
+    singular information or non-finite estimates. The fit's advisory
+    diagnostics (an ill-conditioned information, a collapsed expert: a
+    converged fit whose standard errors the bootstrap is there to check)
+    do not count."""
+    retvals = res.mle_retvals
+    problems = []
     if not res.converged:
         problems.append("not converged")
-    params = np.asarray(res.params)
-    if not np.all(np.isfinite(params)):
+    if retvals.get("separation"):
+        problems.append("separation")
+    if retvals.get("information_singular") is not None:
+        problems.append("singular information")
+    if not np.all(np.isfinite(np.asarray(res.params))):
         problems.append("non-finite estimates")
-    return params, problems
+    return problems
 
 
 def _one_replicate(spec: RefitSpec, seed: np.random.SeedSequence):
@@ -245,7 +250,7 @@ def _one_replicate(spec: RefitSpec, seed: np.random.SeedSequence):
 def run_bootstrap(
     results,
     n_boot: int,
-    random_state: int | None,
+    random_state: int | np.random.Generator | None,
     n_jobs: int | None = 1,
     progress: bool = False,
 ) -> BootstrapResults:
@@ -258,7 +263,8 @@ def run_bootstrap(
     start = spec.start
     # one independent stream per replicate: the same seed gives the same
     # replicates whatever n_jobs is (and however they are chunked)
-    seeds = np.random.SeedSequence(random_state).spawn(n_boot)
+    entropy = seed_entropy(random_state)
+    seeds = np.random.SeedSequence(entropy).spawn(n_boot)
     bar = progress_bar(n_boot, "bootstrap", enabled, unit="replicate")
     try:
         outcomes = run_seeded(_one_replicate, spec, seeds, n_workers, bar)
@@ -290,7 +296,7 @@ def run_bootstrap(
         n_boot=n_boot,
         n_failed=len(failures),
         n_switched=n_switched,
-        random_state=random_state,
+        random_state=entropy,
         failures=tuple(failures),
         estimate=pd.Series(start, index=names),
     )

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._fitting import DEFAULT_SEED
 from ._parallel import progress_bar, run_tasks
 from ._penalty import with_terms
 from ._prediction import outcome_log_probability
+from ._validation import DEFAULT_SEED
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit

@@ -27,7 +27,7 @@ from ._start import (
     sample_rows,
     start_methods,
 )
-from ._validation import float_vector
+from ._validation import DEFAULT_SEED, float_vector
 
 __all__ = [
     "as_rng",
@@ -42,9 +42,6 @@ __all__ = [
     "user_weights",
 ]
 
-# Without a seed, fits are still reproducible: a statistician expects the same data
-# to give the same table. Pass random_state to vary the restarts.
-DEFAULT_SEED = 0
 # per-iteration records that full_output=False leaves out of mle_retvals
 _ITERATION_RECORDS = (
     "llf_history",

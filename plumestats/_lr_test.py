@@ -44,7 +44,7 @@ from statsmodels.tools.sm_exceptions import ConvergenceWarning
 from ._bootstrap import RefitSpec
 from ._parallel import check_progress, effective_n_jobs, progress_bar, run_seeded
 from ._penalty import with_terms
-from ._validation import check_choice, check_int
+from ._validation import check_choice, check_int, seed_entropy
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
 
@@ -101,7 +101,8 @@ def compare_lr_test(
     n_boot : int, default 99
         Bootstrap draws (``method="bootstrap"``).
     random_state : int, numpy Generator or None
-        Seed of the draws and of the refits' starts.
+        Seed of the draws and of the refits' starts (``None``: a fixed seed,
+        as for the fits).
     n_jobs : int or None, default 1
         Worker processes for the draws (joblib's rules, as for
         ``bootstrap``); the same draws whatever ``n_jobs``.
@@ -293,7 +294,7 @@ def bootstrap_lr_pvalue(
     numbers of failed and of unsettled draws."""
     specs = (_spec_of(restricted), _spec_of(full))
     probabilities = np.asarray(restricted.model.predict(restricted.params))
-    seeds = np.random.SeedSequence(_entropy(random_state)).spawn(n_boot)
+    seeds = np.random.SeedSequence(seed_entropy(random_state)).spawn(n_boot)
     bar = progress_bar(n_boot, "LR bootstrap", check_progress(progress), unit="draw")
     try:
         outcomes = run_seeded(
@@ -313,23 +314,6 @@ def bootstrap_lr_pvalue(
             "close to 0 or 1 for the test"
         )
     return float(pvalue), values[kept], *counts
-
-
-def _entropy(random_state) -> int | None:
-    """The seed of the draws' streams: None, an int >= 0, or one drawn from
-    a numpy Generator."""
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(2**63 - 1))
-    if random_state is None or (
-        isinstance(random_state, (int, np.integer))
-        and not isinstance(random_state, bool)
-        and random_state >= 0
-    ):
-        return random_state
-    raise ValueError(
-        "random_state must be None, a non-negative integer or a numpy "
-        f"Generator; got {random_state!r}"
-    )
 
 
 def _spec_of(results) -> RefitSpec:

@@ -27,6 +27,7 @@ import numpy as np
 from scipy import optimize, stats
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
+from ._diagnostics import caller_stacklevel
 from ._msteps import ascent_step
 from ._threads import with_fit_blas_threads
 
@@ -152,7 +153,7 @@ class _Profile:
             f"up to {sign * _MAX_WIDTHS * width:+.4g} from the estimate; that "
             "endpoint is reported as infinite",
             ConvergenceWarning,
-            stacklevel=4,
+            stacklevel=caller_stacklevel(),
         )
         return sign * np.inf
 

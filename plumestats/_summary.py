@@ -138,15 +138,17 @@ def build_summary(
     ]
     if flips:
         blocks.append(("label flips", slice(results.k * p, None)))
+    # bootstrap p-values are normal ones, whatever the fit's use_t
+    use_t = bool(results.use_t) and bootstrap is None
     for label, rows in blocks:
         smry.tables.append(
-            _coefficient_table(results, columns, rows, label, labels, alpha)
+            _coefficient_table(results, columns, rows, label, labels, alpha, use_t)
         )
     notes = _inference_notes(results, alpha, bootstrap, bound)
     # an L1 fit's zeros have NaN standard errors by design
     estimated = ~np.asarray(getattr(results, "trimmed", np.zeros(len(labels), bool)))
     notes += _fit_notes(
-        results, bse=columns[2][: results.k * p][estimated[: results.k * p]]
+        results, bse=columns[1][: results.k * p][estimated[: results.k * p]]
     )
     if "alpha_l1" in results.mle_settings:
         notes.insert(1, _l1_note(results, labels))
@@ -249,14 +251,16 @@ def _coefficient_columns(results, alpha, bootstrap) -> tuple:
     )
 
 
-def _coefficient_table(results, columns, rows: slice, label: str, labels, alpha):
+def _coefficient_table(
+    results, columns, rows: slice, label: str, labels, alpha, use_t: bool
+):
     """One block of the coefficient table, its label in the stub header."""
     table = summary_params(
         (results, *(column[rows] for column in columns)),
         yname=label,
         xname=labels[rows],
         alpha=alpha,
-        use_t=results.use_t,
+        use_t=use_t,
     )
     # label the block in its stub header, as statsmodels' MNLogit does
     table[0][0].data = label

@@ -167,3 +167,28 @@ def check_params(model, params) -> np.ndarray:
     if np.isnan(params).any():
         raise ValueError(f"params contain {int(np.isnan(params).sum())} NaN values")
     return params
+
+
+# Without a seed, fits and draws are still reproducible: a statistician
+# expects the same data to give the same table. Pass random_state to vary them.
+DEFAULT_SEED = 0
+
+
+def seed_entropy(random_state) -> int:
+    """The entropy of a ``SeedSequence`` for ``random_state``: ``None`` is
+    :data:`DEFAULT_SEED`, an int >= 0 itself, and a numpy Generator gives one
+    draw. Anything else gets a ``ValueError`` that names the three forms."""
+    if random_state is None:
+        return DEFAULT_SEED
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**63 - 1))
+    if (
+        isinstance(random_state, numbers.Integral)
+        and not isinstance(random_state, bool)
+        and random_state >= 0
+    ):
+        return int(random_state)
+    raise ValueError(
+        "random_state must be None, a non-negative integer or a numpy "
+        f"Generator; got {random_state!r}"
+    )

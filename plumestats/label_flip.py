@@ -76,8 +76,8 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
     at the boundary ``eps = 0`` (held at ``5e-9`` or a little below; a
     warning gives the value) and the fit is PLUME's.
 
-    Only in-memory data, EM fits and soft gating: there is no ``chunksize``,
-    Dask input or SPLA1 variant yet.
+    EM fits with soft gating, in memory, by row blocks (``chunksize``) or on
+    Dask input; there is no SPLA1 variant yet.
 
     References
     ----------
@@ -281,6 +281,8 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
         )
 
     rademacher_bound = bootstrap = responsibilities = _plume_only
+    # conf_int(method="bootstrap") asks for the bootstrap: refused the same way
+    _require_bootstrap = _plume_only
     face_shares = _plume_only
 
     def summary(self, yname=None, xname=None, title=None, alpha: float = 0.05):

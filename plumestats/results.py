@@ -385,7 +385,7 @@ class PolyhedralMixtureLogitResults(
         self,
         n_boot: int = 200,
         *,
-        random_state: int | None = None,
+        random_state: int | np.random.Generator | None = None,
         n_jobs: int | None = 1,
         progress: bool = False,
     ):
@@ -404,8 +404,10 @@ class PolyhedralMixtureLogitResults(
         ----------
         n_boot : int, default 200
             Number of bootstrap replicates.
-        random_state : int, optional
+        random_state : int, numpy Generator or None
             Seed; the same seed gives the same replicates whatever ``n_jobs``.
+            ``None`` is a fixed seed, as for the fit: the same data give the
+            same replicates.
         n_jobs : int or None, default 1
             Worker processes, by joblib's rules: 1 or None runs in this
             process, -1 uses every core, -2 all but one (``n_cpus + 1 +

@@ -3,6 +3,8 @@ reproducibility, and its use in conf_int and summary."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -124,6 +126,60 @@ def test_bootstrap_in_summary(k2_fit):
     # the table shows the bootstrap SEs, not the observed-information ones
     assert f"{boot.bse.iloc[0]:.3f}" in text
     assert "Covariance Type:                nonrobust" in str(k2_fit.summary())
+
+
+def test_bootstrap_seeds_as_the_fits_take_them():
+    data = simulate_plume(300, TRUTH, random_state=0)
+    fit = ps.plume("y ~ x1 + x2", data, k=1).fit()
+    # None is the fits' fixed seed: the same replicates every time
+    pd.testing.assert_frame_equal(
+        fit.bootstrap(n_boot=5).params, fit.bootstrap(n_boot=5).params
+    )
+    pd.testing.assert_frame_equal(
+        fit.bootstrap(n_boot=5).params, fit.bootstrap(n_boot=5, random_state=0).params
+    )
+    # a Generator gives one seed, kept in the results
+    boot = fit.bootstrap(n_boot=5, random_state=np.random.default_rng(3))
+    again = fit.bootstrap(n_boot=5, random_state=boot.random_state)
+    pd.testing.assert_frame_equal(boot.params, again.params)
+    with pytest.raises(ValueError, match="random_state must be None"):
+        fit.bootstrap(n_boot=5, random_state=-1)
+
+
+def test_an_advisory_diagnostic_fails_no_replicate(recwarn):
+    # nearly collinear columns: a converged fit whose information is
+    # ill-conditioned, which its own warning says to check by the bootstrap
+    rng = np.random.default_rng(0)
+    x1, x3 = rng.normal(size=(2, 300))
+    data = pd.DataFrame({"x1": x1, "x2": x1 + 1e-5 * rng.normal(size=300), "x3": x3})
+    data["y"] = (rng.random(300) < 1 / (1 + np.exp(-(x1 + x3)))).astype(int)
+    with pytest.warns(
+        sm.tools.sm_exceptions.HessianInversionWarning, match="bootstrap"
+    ):
+        fit = ps.plume("y ~ x1 + x2 + x3", data, k=1).fit()
+    boot = fit.bootstrap(n_boot=10, random_state=0)
+    assert boot.n_failed == 0
+
+
+def test_bootstrap_summary_shows_normal_tests_whatever_use_t():
+    data = simulate_plume(300, TRUTH, random_state=0)
+    fit = ps.plume("y ~ x1 + x2", data, k=1).fit(use_t=True)
+    fit.bootstrap(n_boot=10, random_state=0)
+    text = str(fit.summary(cov_type="bootstrap"))
+    assert "P>|z|" in text and "P>|t|" not in text
+    assert "P>|t|" in str(fit.summary())
+
+
+def test_replicates_keep_their_warnings_to_themselves():
+    # a resample without the rare level's rows has a column of zeros: the
+    # replicate's business, not the user's
+    data = simulate_plume(300, TRUTH, random_state=0)
+    data["rare"] = 0.0
+    data.loc[[3, 40], "rare"] = 1.0
+    fit = ps.plume("y ~ x1 + x2 + rare", data, k=1).fit(alpha=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit.bootstrap(n_boot=20, random_state=0)
 
 
 def test_bootstrap_bad_input(k2_fit):

@@ -220,6 +220,9 @@ def test_results_api(noisy_fit, tmp_path):
     for method in ("rademacher_bound", "bootstrap"):
         with pytest.raises(NotImplementedError, match="PolyhedralMixtureLogit"):
             getattr(res, method)()
+    # not "call results.bootstrap() first", which cannot be done
+    with pytest.raises(NotImplementedError, match="PolyhedralMixtureLogit"):
+        res.conf_int(method="bootstrap")
 
 
 def test_lr_test_against_plume_refers_to_the_boundary_mixture(noisy_fit):
