@@ -254,6 +254,28 @@ def refuse_numbers_as_text(formula: str, data) -> None:
                 f"data[{column!r}] = pd.to_numeric(data[{column!r}]), or write "
                 f"C({column}) if it really is a category"
             )
+        _refuse_stray_text(column, present, numbers)
+
+
+def _refuse_stray_text(column, present: pd.Series, numbers: pd.Series) -> None:
+    """Refuse a column of numbers with a few text tokens among them (a "?"
+    for a missing value, as in UCI files): read as text, the formula would
+    make it a factor with a level per number, silently. Codes (few
+    distinct numbers) are left alone: they may well be a category."""
+    odd = present[numbers.isna()]
+    if odd.empty or len(odd) > 0.1 * len(present):
+        return
+    tokens = odd.astype(str).unique()
+    if len(tokens) > 3 or numbers.nunique() <= 10:
+        return
+    listed = ", ".join(repr(token) for token in tokens)
+    raise ValueError(
+        f"column {column!r} holds numbers with {len(odd)} text value(s) among "
+        f"them ({listed}; the first at index {odd.index[0]!r}), which would make the "
+        "formula read the whole column as a factor; mark them missing, e.g. "
+        f"pd.read_csv(..., na_values=[{tokens[0]!r}]) or data[{column!r}] = "
+        f"pd.to_numeric(data[{column!r}], errors='coerce')"
+    )
 
 
 def check_design_values(exog, missing: str) -> None:
@@ -328,6 +350,10 @@ def model_from_formula(build, formula, data, subset, drop_cols, *args, **kwargs)
         # a dict of columns, as statsmodels' own formulas took it (0.15
         # deprecates dicts there, so they become a frame here)
         data = pd.DataFrame(data)
+    if subset is not None and isinstance(data, pd.DataFrame):
+        # statsmodels' from_formula keeps these rows first: the checks below
+        # look at the rows the model uses, not at the excluded ones
+        data, subset = data.loc[subset], None
     if len(data) == 0:
         raise ValueError("there are no observations: the data frame is empty")
     try:

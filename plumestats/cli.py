@@ -50,6 +50,8 @@ def _read_csv(path: str, index_col: str | None = None) -> pd.DataFrame:
         return pd.read_csv(path, index_col=index_col)
     except (ValueError, UnicodeDecodeError) as exc:
         raise CLIError(f"could not read {path} as CSV: {_first_line(exc)}") from exc
+    except OSError as exc:  # no permission, a device error
+        raise CLIError(f"could not read {path}: {exc.strerror or exc}") from exc
 
 
 def _check_input(path: str) -> None:
@@ -215,7 +217,10 @@ def _load_results(path: str):
     from .results import PolyhedralMixtureLogitResults
 
     _check_input(path)
-    raw = Path(path).read_bytes()  # once: the file may be a pipe
+    try:
+        raw = Path(path).read_bytes()  # once: the file may be a pipe
+    except OSError as exc:  # no permission, a device error
+        raise CLIError(f"could not read {path}: {exc.strerror or exc}") from exc
     if _is_json(path) or raw.lstrip()[:1] == b"{":
         res = _load_json(raw, path)
     else:

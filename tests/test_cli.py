@@ -318,6 +318,27 @@ def test_bad_input_in_a_real_process(case, pima_csv, tmp_path):
     _one_error_line(done.stderr, pattern)
 
 
+@pytest.mark.parametrize("command", ["fit", "predict"])
+def test_an_unreadable_file_is_one_line(
+    saved_fit, tmp_path, capsys, monkeypatch, command
+):
+    # chmod 000 does not stop root: the read itself is made to fail
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    _, model = saved_fit
+    data = tmp_path / "data.csv"
+    data.write_text("y,x1\n1,0.5\n0,0.1\n")
+    if command == "fit":
+        monkeypatch.setattr(pd, "read_csv", refuse)
+        args = ["fit", str(data), "y ~ x1"]
+    else:
+        monkeypatch.setattr(Path, "read_bytes", refuse)
+        args = ["predict", str(model), str(data)]
+    assert main(args) == 1
+    _one_error_line(capsys.readouterr().err, "could not read .*: Permission denied")
+
+
 def test_new_data_missing_a_column(saved_fit, tmp_path, capsys):
     _, model = saved_fit
     (tmp_path / "new.csv").write_text("glucose,bmi\n120,30\n")

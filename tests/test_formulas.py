@@ -173,3 +173,32 @@ def test_select_k_in_worker_processes_sees_the_callers_names(frame):
     assert_allclose(parallel.table["llf"], serial.table["llf"], rtol=1e-10)
     assert_allclose(parallel.best.model.exog[:, 1], frame.x > cut)
     assert square(2) == 4
+
+
+def test_subset_rows_are_the_only_ones_checked():
+    # statsmodels' from_formula keeps the subset's rows before anything else
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"x1": rng.normal(size=200)})
+    data["y"] = (rng.random(200) < 1 / (1 + np.exp(-data.x1))).astype(int)
+    data.loc[0, "x1"] = np.inf
+    data.loc[1, "x1"] = np.nan
+    keep = data.index >= 2
+    ours = ps.plume("y ~ x1", data, k=1, subset=keep, missing="raise").fit()
+    reference = smf.logit("y ~ x1", data, subset=keep, missing="raise").fit(disp=0)
+    assert ours.nobs == reference.nobs == 198
+    assert_allclose(ours.params, reference.params, rtol=1e-8)
+
+
+def test_a_stray_text_token_among_numbers_is_named():
+    # a "?" for a missing value, as in UCI files, would make a factor of the
+    # whole column
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"x1": rng.normal(size=100), "y": np.arange(100) % 2})
+    data["x2"] = rng.normal(size=100).astype(str)
+    data.loc[7, "x2"] = "?"
+    with pytest.raises(ValueError, match=r"'x2' holds numbers with 1 text .*'\?'"):
+        ps.plume("y ~ x1 + x2", data, k=1)
+    # text codes with few numbers stay a factor, as before
+    data["x2"] = np.where(np.arange(100) % 3, "1", "2")
+    data.loc[7, "x2"] = "x"
+    ps.plume("y ~ x1 + x2", data, k=1)
