@@ -23,6 +23,7 @@ from patsy.eval import ast_names
 from ._compat import STATSMODELS_EVAL_ENV_MAPPING
 from ._dask import is_dask_collection
 from ._design_checks import count_not_kept, raise_if_bad, refuse_complex
+from ._design_json import formula_data_columns
 from ._diagnostics import caller_stacklevel
 from ._validation import check_choice
 
@@ -147,13 +148,20 @@ def captured_namespace(formula: str, data, eval_env=0):
 
 
 def formula_columns(formula: str, columns) -> list:
-    """The columns of ``columns`` whose names appear in ``formula`` (as whole
-    names, so that ``x1`` does not match ``x10``)."""
-    return [
-        c
-        for c in columns
-        if re.search(rf"(?<![\w.]){re.escape(str(c))}(?![\w.])", formula)
-    ]
+    """The columns of ``columns`` that ``formula`` reads: the names of its
+    factors' code and ``Q("...")``'s, as patsy parses them (a name inside a
+    string, ``Treatment('a')``, is no column). A formula patsy cannot parse
+    falls back to the names as whole words of its text (``x1`` is not
+    ``x10``); patsy's own error then follows."""
+    try:
+        named = set(formula_data_columns(formula, columns))
+    except (PatsyError, SyntaxError, ValueError):
+        return [
+            c
+            for c in columns
+            if re.search(rf"(?<![\w.]){re.escape(str(c))}(?![\w.])", formula)
+        ]
+    return [c for c in columns if str(c) in named]
 
 
 def precheck_formula_data(formula: str, data, missing: str) -> None:

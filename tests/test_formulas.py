@@ -202,3 +202,18 @@ def test_a_stray_text_token_among_numbers_is_named():
     data["x2"] = np.where(np.arange(100) % 3, "1", "2")
     data.loc[7, "x2"] = "x"
     ps.plume("y ~ x1 + x2", data, k=1)
+
+
+def test_names_inside_strings_are_no_columns():
+    # an unused all-NaN column 'a' and an all-inf 'b' named only inside
+    # strings of the formula: statsmodels fits every row, so does plume
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"x1": rng.normal(size=200), "g": rng.choice(list("abc"), 200)})
+    data["my x"] = rng.normal(size=200)
+    data["y"] = (rng.random(200) < 0.5).astype(int)
+    data["a"], data["b"], data["x"] = np.nan, np.inf, np.nan
+    for formula in ("y ~ x1 + C(g, Treatment('a'))", "y ~ I(g == 'b') + Q('my x')"):
+        ours = ps.plume(formula, data, k=1).fit()
+        reference = smf.logit(formula, data).fit(disp=0)
+        assert ours.nobs == reference.nobs == 200
+        assert_allclose(ours.params, reference.params, rtol=1e-6)
