@@ -44,10 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ---------------------------------------------------------------- helpers
-def _read_csv(path: str, index_col: str | None = None) -> pd.DataFrame:
+def _read_csv(path: str, index_col: str | None = None, text_columns=()) -> pd.DataFrame:
     _check_input(path)
     try:
-        return pd.read_csv(path, index_col=index_col)
+        return pd.read_csv(
+            path, index_col=index_col, dtype={name: str for name in text_columns}
+        )
     except (ValueError, UnicodeDecodeError) as exc:
         raise CLIError(f"could not read {path} as CSV: {_first_line(exc)}") from exc
     except OSError as exc:  # no permission, a device error
@@ -252,7 +254,7 @@ def _predict(args: argparse.Namespace) -> None:
         raise CLIError(f"--alpha must be between 0 and 1, got {args.alpha:g}")
     _guard_output(args, {"MODEL": args.model, "NEW.csv": args.data})
     res = _load_results(args.model)
-    data = _read_csv(args.data, index_col=args.index_col)
+    data = _read_csv(args.data, args.index_col, _text_factor_columns(res))
     if len(data) == 0:
         raise CLIError(f"{args.data} has no rows to predict at (only a header)")
     _check_numbers(res, data, args.data)
@@ -272,6 +274,23 @@ def _predict(args: argparse.Namespace) -> None:
         print(f"{PROG}: wrote {len(out)} predictions to {args.output}", file=sys.stderr)
     else:
         out.to_csv(sys.stdout)
+
+
+def _text_factor_columns(res) -> list[str]:
+    """The columns of the model's factors whose levels were text: read as
+    text from the new CSV too, whose own values may look like numbers
+    (codes '1', '2' and 'x' at the fit; a file with only 1 and 2 later)."""
+    from ._design_json import formula_data_columns
+
+    design = getattr(getattr(res, "_results", res).model.data, "design_info", None)
+    if design is None:
+        return []
+    names = []
+    for factor, info in design.factor_infos.items():
+        categories = getattr(info, "categories", None) or ()
+        if info.type == "categorical" and all(isinstance(c, str) for c in categories):
+            names += formula_data_columns(f"~ {factor.code}", None)
+    return list(dict.fromkeys(names))
 
 
 def _check_numbers(res, data: pd.DataFrame, path: str) -> None:

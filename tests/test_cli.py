@@ -339,6 +339,28 @@ def test_an_unreadable_file_is_one_line(
     _one_error_line(capsys.readouterr().err, "could not read .*: Permission denied")
 
 
+def test_text_codes_that_look_like_numbers_in_the_new_data(tmp_path, capsys):
+    # levels '1', '2' and 'x' at the fit; a new file with only 1 and 2 is
+    # read as numbers by pandas, but the factor's levels are text
+    rng = np.random.default_rng(0)
+    train = pd.DataFrame(
+        {
+            "x1": rng.normal(size=90),
+            "code": np.array(["1", "2", "x"] * 30),
+            "y": rng.integers(0, 2, 90),
+        }
+    )
+    train.to_csv(tmp_path / "train.csv", index=False)
+    train.iloc[:6].query("code != 'x'").to_csv(tmp_path / "new.csv", index=False)
+    model = tmp_path / "fit.json"
+    args = ["fit", str(tmp_path / "train.csv"), "y ~ x1 + C(code)"]
+    assert main([*args, "--k", "1", "--output", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(model), str(tmp_path / "new.csv")]) == 0
+    predicted = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col=0)
+    assert predicted.shape == (4, 1) and predicted["predicted"].between(0, 1).all()
+
+
 def test_new_data_missing_a_column(saved_fit, tmp_path, capsys):
     _, model = saved_fit
     (tmp_path / "new.csv").write_text("glucose,bmi\n120,30\n")
