@@ -181,6 +181,7 @@ class RefitSpec:
                 "tol": settings["tol"],
                 "em_tol": settings["em_tol"],
                 "mstep": settings["mstep"] or "newton",
+                "newton_finish": settings.get("newton_finish", True),
             },
             start=np.asarray(results.params, dtype=float),
             freq_weights=(

@@ -182,6 +182,22 @@ def test_replicates_keep_their_warnings_to_themselves():
         fit.bootstrap(n_boot=20, random_state=0)
 
 
+def test_replicates_refit_with_the_fits_own_finish():
+    # plain EM (newton_finish=False) stops elsewhere than EM with a Newton
+    # finish: refitted to its own rows, a replicate must find the fit again
+    from plumestats._bootstrap import RefitSpec, _refit
+
+    data = simulate_plume(300, TRUTH, random_state=0)
+    fit = ps.plume("y ~ x1 + x2", data, k=2).fit(newton_finish=False, maxiter=2000)
+    spec = RefitSpec.of(fit)
+    assert spec.fit_options["newton_finish"] is False
+    params, problems = _refit(spec, np.arange(len(data)))
+    assert problems == []
+    # plain EM stops on a small change: from its own end it moves a few
+    # millionths; the Newton finish went on to the maximum, 6e-5 away
+    assert_allclose(params, fit.params, rtol=2e-5)
+
+
 def test_bootstrap_bad_input(k2_fit):
     fresh = ps.plume(
         "y ~ x1 + x2", simulate_plume(300, TRUTH, random_state=0), k=2
