@@ -258,16 +258,20 @@ def _predict(args: argparse.Namespace) -> None:
     if len(data) == 0:
         raise CLIError(f"{args.data} has no rows to predict at (only a header)")
     _check_numbers(res, data, args.data)
+    # the rows are predicted by position and labelled after: --index-col's
+    # labels only label the output, and may repeat
+    by_position = data.reset_index(drop=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             if args.intervals:
-                out = _prediction_frame(res, data, args.alpha)
+                out = _prediction_frame(res, by_position, args.alpha)
             else:
-                predicted = np.asarray(res.predict(data), dtype=float)
-                out = pd.DataFrame({"predicted": predicted}, index=data.index)
+                predicted = np.asarray(res.predict(by_position), dtype=float)
+                out = pd.DataFrame({"predicted": predicted})
         except (ValueError, TypeError, KeyError) as exc:
             raise _explain(exc, data, args.data) from exc
+    out.index = data.index
     _report_warnings(caught)
     if args.output:
         write_atomically(args.output, out.to_csv)

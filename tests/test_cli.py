@@ -209,6 +209,24 @@ def test_predict_to_stdout_keeps_the_index_column(saved_fit, pima, tmp_path, cap
     assert lines[0] == "id,predicted" and lines[1].startswith("p0,")
 
 
+@pytest.mark.parametrize("intervals", [[], ["--intervals"]])
+def test_repeated_index_labels_with_a_missing_value(
+    saved_fit, pima, tmp_path, capsys, intervals
+):
+    # the labels only label the output: repeated ones, next to a row with a
+    # missing value, once made pandas refuse to reindex
+    _, model = saved_fit
+    new = pima.iloc[:5].drop(columns="diabetes")
+    new.insert(0, "id", ["a", "a", "b", "b", "c"])
+    new.loc[new.index[2], "glucose"] = np.nan
+    new.to_csv(tmp_path / "new.csv", index=False)
+    args = ["predict", str(model), str(tmp_path / "new.csv"), "--index-col", "id"]
+    assert main([*args, *intervals]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col=0)
+    assert list(got.index) == ["a", "a", "b", "b", "c"]
+    assert got["predicted"].isna().tolist() == [False, False, True, False, False]
+
+
 def _bad_cases(tmp):
     (tmp / "dict.pickle").write_bytes(pickle.dumps({"params": [1.0]}))
     (tmp / "text.pickle").write_text("not a pickle\n")
