@@ -152,6 +152,13 @@ class RowResultsMixin:
         """Response residuals ``y - P(y = 1 | x)``."""
         return np.asarray(self.model.endog) - expit(self.fittedvalues)
 
+    @property
+    def resid_generalized(self) -> np.ndarray:
+        """Generalised residuals, ``y - P(y = 1 | x)``: for a binary outcome
+        the derivative of the log-likelihood in the log-odds, the same as
+        :attr:`resid_response` (as ``Logit``'s)."""
+        return self.resid_response
+
     @cache_readonly
     def resid_pearson(self) -> np.ndarray:
         r"""Pearson residuals :math:`(y - P) / \sqrt{P (1 - P)}`, in the

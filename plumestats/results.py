@@ -537,6 +537,7 @@ _ROW_ATTRS = {
     "resid_dev": "rows",
     "resid_pearson": "rows",
     "resid_response": "rows",
+    "resid_generalized": "rows",
 }
 
 

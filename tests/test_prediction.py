@@ -194,7 +194,8 @@ def test_k1_residuals_equal_logit():
     data.loc["row3", "x1"] = np.nan  # dropped by both formulas
     logit_res = smf.logit("y ~ x1 + x2", data).fit(disp=0)
     res = ps.plume("y ~ x1 + x2", data, k=1).fit()
-    for name in ("fittedvalues", "resid_response", "resid_pearson", "resid_dev"):
+    names = ("fittedvalues", "resid_response", "resid_generalized", "resid_pearson")
+    for name in (*names, "resid_dev"):
         pd.testing.assert_series_equal(
             getattr(res, name), getattr(logit_res, name), rtol=1e-8, atol=1e-10
         )
