@@ -156,7 +156,7 @@ class RowResultsMixin:
     def resid_generalized(self) -> np.ndarray:
         """Generalised residuals, ``y - P(y = 1 | x)``: for a binary outcome
         the derivative of the log-likelihood in the log-odds, the same as
-        :attr:`resid_response` (as ``Logit``'s)."""
+        ``resid_response`` (as ``Logit``'s)."""
         return self.resid_response
 
     @cache_readonly
