@@ -143,6 +143,8 @@ def fit_model(
             model, shared, em, disp=disp, callback=callback, reseat=reseat, **kwargs
         )
     else:
+        if method == "newton":  # statsmodels' newton stops on tol too
+            kwargs["tol"] = check_positive_float(tol, "tol")
         problem, scaling, internal, retvals, optimizer, n_runs = _run_direct(
             model, shared, method, alpha, disp=disp, callback=callback, **kwargs
         )

@@ -153,6 +153,8 @@ def fit_l1(
         "qc_verbose": False,
         "acc": check_positive_float(acc, "acc"),
     }
+    if maxiter == "defined_by_method":  # statsmodels' default: 1000 for l1
+        maxiter = 1000
     maxiter = check_int(maxiter, "maxiter")
     start, start_retvals = _start(model, start_params, start_options)
     params, retvals = _solve(model, weights, start, solver, maxiter, disp, callback)

@@ -561,21 +561,22 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     def _warn_fit_extras(self, retvals: dict, params) -> None:
         """Warnings a variant adds to the fit's (the flip rate at 0)."""
 
-    def fit_regularized(self, alpha=0.01, method: str = "l2", **kwargs):
-        r"""Penalised fit: ``"l1"`` (sparse faces, exact zeros) or ``"l2"``.
+    def fit_regularized(self, alpha=0, method: str = "l1", **kwargs):
+        r"""Penalised fit: ``"l1"`` (sparse faces; statsmodels' default) or ``"l2"``.
 
         Parameters
         ----------
-        alpha : float or array_like
-            ``"l2"``: a number; :meth:`fit` maximises :math:`L/N -
-            \tfrac{\alpha}{2} \sum_k \|b_k\|^2` as there (terms measured whole).
+        alpha : float or array_like, default 0
             ``"l1"``: a number for every slope (each face's constant gets 0),
             or ``nparams`` weights :math:`\alpha_j` in ``params`` order, used
             as given; minimises statsmodels' ``Logit.fit_regularized``
             objective :math:`-L(w)/N + \sum_j \alpha_j |w_j| / N` on the
             user's parameters, so :math:`w_j = 0` where
-            :math:`|\partial L/\partial w_j| \le \alpha_j` (k=1: its result).
-        method : {"l2", "l1"}
+            :math:`|\partial L/\partial w_j| \le \alpha_j`; k=1: statsmodels'
+            result for the same weights (its number weighs the constant too).
+            ``"l2"``: a number; :meth:`fit` maximises :math:`L/N -
+            \tfrac{\alpha}{2} \sum_k \|b_k\|^2` as there (terms measured whole).
+        method : {"l1", "l2"}
         **kwargs
             ``"l2"``: to :meth:`fit`. ``"l1"``: statsmodels' options (``maxiter``,
             ``trim_mode``, ``qc_tol``, ``acc`` ...), others to the EM start's

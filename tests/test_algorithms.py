@@ -170,7 +170,7 @@ def test_separable_data_warn_and_alpha_gives_finite_fit():
     assert np.mean((res.predict() > 0.5) == data["y"]) >= 0.99
     assert "L2-penalised" in str(res.summary())
     assert res.mle_settings["alpha"] == 1e-3
-    regularized = model.fit_regularized(alpha=1e-3)
+    regularized = model.fit_regularized(alpha=1e-3, method="l2")
     np.testing.assert_allclose(regularized.params, res.params)
 
 
@@ -389,7 +389,9 @@ def test_fit_warnings_point_at_the_callers_line():
         lambda: ps.plume(formula, data, k=2).fit(maxiter=3, chunksize=100),
         lambda: ps.spla1(formula, data, k=2).fit(maxiter=2),
         lambda: ps.plume(formula, data, k=2).fit(method="bfgs", maxiter=2),
-        lambda: ps.plume(formula, data, k=2).fit_regularized(alpha=1e-3, maxiter=3),
+        lambda: ps.plume(formula, data, k=2).fit_regularized(
+            alpha=1e-3, method="l2", maxiter=3
+        ),
     ]
     for fit in fits:
         with warnings.catch_warnings(record=True) as caught:

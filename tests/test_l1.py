@@ -80,6 +80,27 @@ def _scalar(test: str) -> dict:
     return {"scalar": True} if test == "wald_test" else {}
 
 
+def test_l1_is_the_default_as_in_statsmodels():
+    # a script written for Logit.fit_regularized runs as it reads
+    endog, exog = _logit_data()
+    alpha = np.r_[0.0, np.full(5, 10.0)]
+    model = PolyhedralMixtureLogit(endog, exog, k=1)
+    default = model.fit_regularized(alpha=alpha, maxiter="defined_by_method")
+    reference = _statsmodels_l1(alpha)
+    np.testing.assert_allclose(default.params, reference.params, atol=1e-6, rtol=0)
+    np.testing.assert_array_equal(default.trimmed, reference.trimmed)
+
+
+def test_statsmodels_newton_takes_the_fits_tol():
+    endog, exog = _logit_data()
+    model, logit = PolyhedralMixtureLogit(endog, exog, k=1), sm.Logit(endog, exog)
+    start = np.zeros(exog.shape[1])
+    for tol in (0.1, 1e-12):
+        ours = model.fit(method="newton", tol=tol, start_params=start)
+        reference = logit.fit(method="newton", tol=tol, start_params=start, disp=0)
+        assert ours.mle_retvals["iterations"] == reference.mle_retvals["iterations"]
+
+
 def test_per_parameter_alpha_is_used_as_given_at_k1():
     endog, exog = _logit_data()
     alpha = np.array([2.0, 0.0, 5.0, 20.0, 1.0, 8.0])  # the constant penalised too
