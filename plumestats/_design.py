@@ -264,7 +264,8 @@ def dense_grams(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """
     n, p = values.shape
     out = np.zeros((weights.shape[1], p, p))
-    if p == 0:  # a split design without dense columns
+    if p == 0 or n == 0:  # a split design without dense columns; no rows
+        # (an empty Dask partition, after a filter or dropna)
         return out
     rows = _GRAM_BLOCK_BYTES // (8 * p)
     if rows < _MIN_GRAM_BLOCK_ROWS:

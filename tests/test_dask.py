@@ -323,3 +323,17 @@ def test_dask_columns_of_extreme_magnitude_are_refused_by_name(client):
             da.from_array(exog, chunks=(100, 3)),
             k=2,
         )
+
+
+def test_an_empty_partition_after_dropna(client):
+    # dropna, the remedy for missing values on Dask, can leave a partition
+    # without rows; its sums are zero, not an error
+    rows, _ = ps.simulate_polyhedron(3000, d=2, k=2, noise=0.05, random_state=0)
+    rows["x2"] = rows["x2"].where(rows.index < 2000)
+    rows["Intercept"] = 1.0
+    ddf = dd.from_pandas(rows, npartitions=3).dropna()
+    columns = ["Intercept", "x1", "x2"]
+    ours = ps.PolyhedralMixtureLogit(ddf["y"], ddf[columns], k=2).fit()
+    complete = rows.dropna()
+    reference = ps.PolyhedralMixtureLogit(complete["y"], complete[columns], k=2).fit()
+    assert_allclose(ours.params, reference.params, rtol=1e-8)
