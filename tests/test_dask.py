@@ -337,3 +337,17 @@ def test_an_empty_partition_after_dropna(client):
     complete = rows.dropna()
     reference = ps.PolyhedralMixtureLogit(complete["y"], complete[columns], k=2).fit()
     assert_allclose(ours.params, reference.params, rtol=1e-8)
+
+
+def test_per_row_results_of_a_dask_dataframe_model(client):
+    # labelled by position: the model's data object is built from two rows
+    rows, _ = ps.simulate_polyhedron(3000, d=2, k=2, noise=0.05, random_state=0)
+    rows["Intercept"] = 1.0
+    columns = ["Intercept", "x1", "x2"]
+    ddf = dd.from_pandas(rows, npartitions=3)
+    ours = ps.PolyhedralMixtureLogit(ddf["y"], ddf[columns], k=2).fit()
+    reference = ps.PolyhedralMixtureLogit(rows["y"], rows[columns], k=2).fit()
+    for name in ("responsibilities", "gate_probabilities", "active_face"):
+        got, expected = getattr(ours, name)(), getattr(reference, name)()
+        assert len(got) == len(rows)
+        assert_allclose(np.asarray(got, dtype=float), np.asarray(expected, dtype=float))
