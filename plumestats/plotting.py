@@ -141,7 +141,17 @@ def _classes(results, frame, estimation: bool):
     name = model.endog_names
     if estimation:
         rows = model.data.row_labels
-        if rows is not None:  # the estimation rows, after missing='drop'
+        if rows is not None and len(frame) != len(rows):
+            # a formula's frame with the rows missing='drop' left out: the
+            # estimation rows are found by label (an array model's frame is
+            # its design, row for row)
+            if not frame.index.is_unique:
+                raise ValueError(
+                    "the data's index repeats labels and the fit dropped rows, "
+                    "so its rows cannot be matched to the estimation sample; "
+                    "pass data= (the rows to draw), or refit on "
+                    "data.reset_index(drop=True)"
+                )
             frame = frame.loc[rows]
         return frame, np.asarray(model.endog, dtype=int), labels
     if name in frame.columns:

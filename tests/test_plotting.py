@@ -86,6 +86,32 @@ def test_polyhedron_from_arrays_and_given_axes(tmp_path):
     assert {"y = 0", "y = 1", "h1", "h2"} <= labels
 
 
+def _drawn_points(ax, label: str) -> np.ndarray:
+    (points,) = [c for c in ax.collections if c.get_label() == label]
+    return np.asarray(points.get_offsets())
+
+
+@pytest.mark.parametrize("kind", ["shuffled frame", "formula, a row dropped"])
+def test_points_are_drawn_in_their_own_class(kind):
+    # the rows of a frame with its own index: drawn by position, not by a
+    # label of another row
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.03, random_state=2)
+    data = data.sample(frac=1.0, random_state=0)
+    if kind == "shuffled frame":
+        exog = data[["x1", "x2"]].assign(const=1.0)
+        results = ps.PolyhedralMixtureLogit(data["y"], exog, k=2).fit()
+    else:
+        data.loc[data.index[5], "x1"] = np.nan
+        results = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    fig = plot_polyhedron(results, x="x1", y="x2", grid_points=30)
+    complete = data.dropna()
+    for label, code in (("y = 0", 0), ("y = 1", 1)):
+        expected = complete.loc[complete["y"] == code, ["x1", "x2"]].to_numpy()
+        drawn = _drawn_points(fig.axes[0], label)
+        assert_allclose(np.sort(drawn, axis=0), np.sort(expected, axis=0))
+    plt.close(fig)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
