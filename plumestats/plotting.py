@@ -425,12 +425,13 @@ def plot_select_k(table, criteria: Sequence[str] | None = None, ax=None, chosen=
     gammas = sorted(table["gamma"].dropna().unique()) or [np.nan]
     for panel, criterion in zip(axes, criteria, strict=True):
         for number, gamma in enumerate(gammas):
-            rows = table[table["gamma"] == gamma] if np.isfinite(gamma) else single
-            if np.isfinite(gamma):
+            # a K = 1 row has no gamma (NaN); the hard gate's is inf
+            rows = single if pd.isna(gamma) else table[table["gamma"] == gamma]
+            if not pd.isna(gamma):
                 rows = pd.concat([single, rows])
             rows = rows.sort_values("k")
             color = f"C{number}"
-            label = "K = 1" if not np.isfinite(gamma) else f"gamma = {gamma:g}"
+            label = "K = 1" if pd.isna(gamma) else f"gamma = {gamma:g}"
             se = rows.get(f"{criterion}_se")
             panel.errorbar(
                 rows["k"],
@@ -462,14 +463,12 @@ def plot_select_k(table, criteria: Sequence[str] | None = None, ax=None, chosen=
 def _mark_chosen(panel, table, criterion, chosen, criterion_used) -> None:
     """A star on the chosen candidate's point of this panel."""
     k, gamma = chosen
-    same_gamma = (
-        table["gamma"].isna() if not np.isfinite(gamma) else table["gamma"] == gamma
-    )
+    same_gamma = table["gamma"].isna() if pd.isna(gamma) else table["gamma"] == gamma
     row = table[(table["k"] == k) & same_gamma]
     if row.empty:
         raise ValueError(f"chosen={chosen} is not a candidate of the table")
     by = f" by {criterion_used}" if criterion_used else ""
-    gate = "" if not np.isfinite(gamma) else f", gamma = {gamma:g}"
+    gate = "" if pd.isna(gamma) else f", gamma = {gamma:g}"
     panel.scatter(
         [k],
         [row[criterion].iloc[0]],

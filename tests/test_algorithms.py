@@ -399,3 +399,19 @@ def test_fit_warnings_point_at_the_callers_line():
             fit()
         assert caught
         assert {w.filename for w in caught} == {__file__}
+
+
+def test_simulate_plume_with_an_infinite_gamma_draws_the_hard_model():
+    # it drew y = 0 for every row (the gate's NaN compared False)
+    from scipy.special import expit
+
+    from plumestats.datasets import simulate_plume
+
+    truth = np.array([[1.0, 2.0, 0.0], [1.0, -1.0, 1.7]])
+    data = simulate_plume(20000, truth, gamma=np.inf, random_state=0)
+    x = data[["x1", "x2"]].to_numpy()
+    probability = expit((truth[:, 0] + x @ truth[:, 1:].T).min(axis=1))
+    # the mean of 20000 Bernoulli draws: within 4 standard errors
+    assert abs(data["y"].mean() - probability.mean()) < 4 * 0.5 / np.sqrt(20000)
+    sharp = simulate_plume(20000, truth, gamma=1e6, random_state=0)
+    assert (sharp["y"] != data["y"]).mean() < 0.01

@@ -207,6 +207,19 @@ def _stars(ax):
     ]
 
 
+def test_select_k_with_the_hard_gate():
+    # select_k's gammas take np.inf for SPLA1: its line and its star
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
+    selection = ps.select_k("y ~ x1 + x2", data, ks=(1, 2), gammas=(1.0, np.inf))
+    fig = plot_select_k(selection, chosen=(2, np.inf))
+    ax = fig.axes[0]
+    labels = {text.get_text() for text in ax.get_legend().get_texts()}
+    assert {"gamma = 1", "gamma = inf"} <= labels
+    hard = selection.table[np.isinf(selection.table["gamma"])]
+    assert _stars(ax) == [[[2.0, float(hard["aic"].iloc[0])]]]
+    plt.close(fig)
+
+
 def test_select_k_marks_the_chosen_candidate(tmp_path):
     data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
     selection = ps.select_k("y ~ x1 + x2", data, ks=(1, 2, 3), gammas=(1.0, 2.0))

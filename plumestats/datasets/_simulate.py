@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from .._likelihood import predict_mean
 
@@ -117,7 +118,8 @@ def simulate_plume(
         True hyperplanes, intercept first (the layout :func:`simulate_polyhedron`
         returns and ``results.hyperplanes`` shows for ``y ~ x1 + ... + xd``).
     gamma : float
-        Gate sharpness.
+        Gate sharpness; ``np.inf`` draws from the hard model (SPLA1),
+        :math:`P(y = 1 | x) = \sigma(\min_k w_k' \tilde x)`.
     random_state : int, Generator or None
         Seed.
 
@@ -149,7 +151,11 @@ def simulate_plume(
     d = weights.shape[1] - 1
     x = rng.standard_normal((int(nobs), d))
     scores = weights[:, 0][None, :] + x @ weights[:, 1:].T
-    y = rng.random(int(nobs)) < predict_mean(scores, float(gamma))
+    if np.isposinf(gamma):  # the hard model (SPLA1): sigmoid(min_k w_k'x)
+        probability = expit(scores.min(axis=1))
+    else:
+        probability = predict_mean(scores, float(gamma))
+    y = rng.random(int(nobs)) < probability
     data = pd.DataFrame(x, columns=[f"x{j + 1}" for j in range(d)])
     data["y"] = y.astype(int)
     return data
