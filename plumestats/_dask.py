@@ -80,7 +80,13 @@ def _as_dask_array(obj, what: str, da):
             names = [str(obj.name)]
         obj = _frame_values(obj, what)
     elif not isinstance(obj, da.Array):
-        obj = da.asarray(obj)
+        # a pandas or NumPy object beside Dask ones: its values, with the
+        # names a pandas object carries (Dask would wrap the pandas object)
+        if isinstance(obj, pd.DataFrame):
+            names = [str(c) for c in obj.columns]
+        elif isinstance(obj, pd.Series) and obj.name is not None:
+            names = [str(obj.name)]
+        obj = da.asarray(np.asarray(obj))
     return obj, names
 
 

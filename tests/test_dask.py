@@ -351,3 +351,25 @@ def test_per_row_results_of_a_dask_dataframe_model(client):
         got, expected = getattr(ours, name)(), getattr(reference, name)()
         assert len(got) == len(rows)
         assert_allclose(np.asarray(got, dtype=float), np.asarray(expected, dtype=float))
+
+
+@pytest.mark.parametrize("pandas_part", ["endog", "exog", "freq_weights"])
+def test_one_pandas_part_beside_dask_ones(client, pandas_part):
+    rows, _ = ps.simulate_polyhedron(1500, d=2, k=2, noise=0.05, random_state=0)
+    rows = rows.assign(Intercept=1.0, w=2.0)
+    columns = ["Intercept", "x1", "x2"]
+    ddf = dd.from_pandas(rows, npartitions=3)
+    parts = {"endog": ddf["y"], "exog": ddf[columns], "freq_weights": ddf["w"]}
+    parts[pandas_part] = {
+        "endog": rows["y"],
+        "exog": rows[columns],
+        "freq_weights": rows["w"],
+    }[pandas_part]
+    ours = ps.PolyhedralMixtureLogit(
+        parts["endog"], parts["exog"], k=2, freq_weights=parts["freq_weights"]
+    ).fit()
+    reference = ps.PolyhedralMixtureLogit(
+        rows["y"], rows[columns], k=2, freq_weights=rows["w"]
+    ).fit()
+    assert list(ours.params.index) == list(reference.params.index)
+    assert_allclose(ours.params, reference.params, rtol=1e-7)
