@@ -140,6 +140,10 @@ def _classes(results, frame, estimation: bool):
     labels = {code: label for label, code in results.outcome_mapping.items()}
     name = model.endog_names
     if estimation:
+        if model.endog is None:  # a formula model keeps its frame, not y
+            raise ValueError(
+                "the estimation data were removed (remove_data()); pass data="
+            )
         rows = model.data.row_labels
         if rows is not None and len(frame) != len(rows):
             # a formula's frame with the rows missing='drop' left out: the

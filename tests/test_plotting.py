@@ -207,6 +207,15 @@ def _stars(ax):
     ]
 
 
+def test_a_formula_fit_without_its_data_asks_for_them():
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
+    results = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    results.remove_data()
+    with pytest.raises(ValueError, match=r"remove_data.*pass data="):
+        plot_polyhedron(results, "x1", "x2")
+    plt.close(plot_polyhedron(results, "x1", "x2", data=data, grid_points=20))
+
+
 def test_select_k_with_the_hard_gate():
     # select_k's gammas take np.inf for SPLA1: its line and its star
     data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
