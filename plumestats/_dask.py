@@ -269,7 +269,7 @@ def read_collections(model, endog, exog, k: int, missing: str, freq_weights=None
     one pass over the partitions (persisted on the workers first). No
     per-observation array is brought to the driver."""
     dask, da = import_dask()
-    if missing != "none":
+    if missing == "drop":  # "raise" is what Dask input does anyway
         raise ValueError(
             "missing='drop' is not available for Dask input: drop the incomplete "
             "rows first, e.g. ddf = ddf.dropna()"

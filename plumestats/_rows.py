@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
+import pandas as pd
 
 from ._design import DesignMatrix
 from ._objectives import combine_sums, slab_rows, slab_sums
@@ -72,8 +73,21 @@ def design_moments(x: np.ndarray, y: np.ndarray, weights=None) -> dict:
             "nonzero": f @ (x != 0),
             "nonfinite": int(np.sum(~np.isfinite(x))),
             "radius": _largest_norm(x, weights),
-            "yvalues": np.unique(y),
+            "yvalues": _distinct(y),
         }
+
+
+def _distinct(values) -> np.ndarray:
+    """The distinct outcomes, sorted; a missing one (None, NaN) is refused
+    here, where a Dask outcome's values are first seen (``np.unique`` could
+    not sort None among text)."""
+    values = np.asarray(values)
+    if pd.isna(values).any():
+        raise ValueError(
+            "endog has missing values (None or NaN); drop those rows first, "
+            "e.g. ddf = ddf.dropna()"
+        )
+    return np.unique(values)
 
 
 def combine_moments(left: dict, right: dict) -> dict:
@@ -98,7 +112,7 @@ def combine_moments(left: dict, right: dict) -> dict:
             "nonzero": left["nonzero"] + right["nonzero"],
             "nonfinite": left["nonfinite"] + right["nonfinite"],
             "radius": max(left["radius"], right["radius"]),
-            "yvalues": np.union1d(left["yvalues"], right["yvalues"]),
+            "yvalues": _distinct(np.concatenate([left["yvalues"], right["yvalues"]])),
         }
 
 

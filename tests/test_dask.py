@@ -373,3 +373,25 @@ def test_one_pandas_part_beside_dask_ones(client, pandas_part):
     ).fit()
     assert list(ours.params.index) == list(reference.params.index)
     assert_allclose(ours.params, reference.params, rtol=1e-7)
+
+
+def test_missing_outcomes_and_missing_raise_on_dask(client):
+    rows, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
+    rows["Intercept"] = 1.0
+    columns = ["Intercept", "x1", "x2"]
+    ddf = dd.from_pandas(rows, npartitions=3)
+    # missing="raise" is what Dask input does anyway
+    raised = ps.PolyhedralMixtureLogit(ddf["y"], ddf[columns], k=2, missing="raise")
+    assert_allclose(
+        raised.fit().params,
+        ps.PolyhedralMixtureLogit(ddf["y"], ddf[columns], k=2).fit().params,
+    )
+    # a text outcome with a None, and a float one with a NaN: Dask's remedy
+    text = rows.assign(y=np.where(rows["y"] == 1, "yes", "no").astype(object))
+    text.loc[5, "y"] = None
+    number = rows.assign(y=rows["y"].astype(float))
+    number.loc[5, "y"] = np.nan
+    for frame in (text, number):
+        outcome = dd.from_pandas(frame, npartitions=3)["y"]
+        with pytest.raises(ValueError, match=r"endog has missing values.*dropna"):
+            ps.PolyhedralMixtureLogit(outcome, ddf[columns], k=2)
