@@ -415,3 +415,20 @@ def test_simulate_plume_with_an_infinite_gamma_draws_the_hard_model():
     assert abs(data["y"].mean() - probability.mean()) < 4 * 0.5 / np.sqrt(20000)
     sharp = simulate_plume(20000, truth, gamma=1e6, random_state=0)
     assert (sharp["y"] != data["y"]).mean() < 0.01
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"d": 1, "k": 3}, "no draw of 3 faces in 1 dimensions"),
+        ({"d": 0}, "d must be an integer >= 1"),
+        ({"k": 0}, "k must be an integer >= 1"),
+        ({"nobs": 10.5}, "nobs must be an integer >= 1"),
+        ({"inside_share": 1.5}, r"inside_share must lie in \(0, 1\)"),
+    ],
+)
+def test_simulate_polyhedron_names_what_it_cannot_draw(options, match):
+    # d = 1, k = 3 returned two identical faces, the others numpy's errors
+    options = {"nobs": 100, **options}
+    with pytest.raises(ValueError, match=match):
+        ps.simulate_polyhedron(random_state=0, **options)

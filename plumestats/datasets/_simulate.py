@@ -22,6 +22,19 @@ def _random_normals(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
     return normals / np.linalg.norm(normals, axis=1, keepdims=True)
 
 
+def _check_polyhedron_options(nobs, d, k, noise, inside_share) -> None:
+    """Clear errors for the options of :func:`simulate_polyhedron`."""
+    for name, value, least in (("nobs", nobs, 1), ("d", d, 1), ("k", k, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+        if value < least:
+            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    if not 0 <= noise < 0.5:
+        raise ValueError(f"noise must lie in [0, 0.5), got {noise}")
+    if not 0 < inside_share < 1:
+        raise ValueError(f"inside_share must lie in (0, 1), got {inside_share}")
+
+
 def simulate_polyhedron(
     nobs: int,
     d: int = 2,
@@ -62,8 +75,7 @@ def simulate_polyhedron(
         The true ``(K, d + 1)`` hyperplanes with columns ``Intercept, x1..xd``,
         each scaled to a unit normal, so ``min_k h_k' [1, x] >= 0`` is inside.
     """
-    if not 0 <= noise < 0.5:
-        raise ValueError(f"noise must lie in [0, 0.5), got {noise}")
+    _check_polyhedron_options(nobs, d, k, noise, inside_share)
     rng = np.random.default_rng(random_state)
     probe = rng.standard_normal((20000, d))
     for _ in range(100):
@@ -75,6 +87,12 @@ def simulate_polyhedron(
         shares = np.bincount(owner, minlength=k) / max(1, outside.sum())
         if shares.min() >= 0.5 / k:
             break
+    else:
+        raise ValueError(
+            f"no draw of {k} faces in {d} dimensions gave every face a fair share "
+            "of the outside points (in one dimension at most 2 faces can bound "
+            "a set): use fewer faces or more features"
+        )
     x = rng.standard_normal((nobs, d))
     inside = (x @ normals.T).max(axis=1) <= offset
     flip = rng.random(nobs) < noise
