@@ -374,10 +374,11 @@ def _data_object(model, moments, names, xnames, ynames) -> None:
         head = pd.DataFrame(head, columns=names)
         head_y = pd.Series(head_y, name=ynames[0] if ynames else "y")
     model.data = handle_data(head_y, head, missing="none", hasconst=None)
-    # the two stand-in rows' labels are no row labels of the data: the
-    # per-row results are labelled by position (the partitions' own index
-    # would need a pass of its own)
-    model.data._cache["row_labels"] = pd.RangeIndex(int(moments["nobs"]))
+    if xnames is not None:
+        # the two stand-in rows' labels are no row labels of the data: the
+        # per-row results are labelled by position (the partitions' own
+        # index would need a pass of its own); a Dask array's come as arrays
+        model.data._cache["row_labels"] = pd.RangeIndex(int(moments["nobs"]))
     model.data.xnames = names
     model.data.ynames = ynames[0] if ynames else "y"
     constant = (moments["max"] == moments["min"]) & (moments["first"][0] != 0)

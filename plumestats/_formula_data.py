@@ -282,7 +282,8 @@ def _refuse_stray_text(column, present: pd.Series, numbers: pd.Series) -> None:
         f"them ({listed}; the first at index {odd.index[0]!r}), which would make the "
         "formula read the whole column as a factor; mark them missing, e.g. "
         f"pd.read_csv(..., na_values=[{tokens[0]!r}]) or data[{column!r}] = "
-        f"pd.to_numeric(data[{column!r}], errors='coerce')"
+        f"pd.to_numeric(data[{column!r}], errors='coerce'); or write "
+        f"C({column}) if it really is a category"
     )
 
 

@@ -102,6 +102,20 @@ def _check_weights(values: np.ndarray, name: str) -> None:
         )
 
 
+def regularized_method(model, method: str | None) -> str:
+    """``fit_regularized``'s ``method``, checked; ``None`` is statsmodels'
+    default, ``"l1"``, where the model has it (PLUME's soft gate, in memory),
+    else ``"l2"`` (the hard gate, label flips, Dask input)."""
+    if method is None:
+        try:
+            check_l1_model(model)
+        except ValueError:
+            return "l2"
+        return "l1"
+    check_choice(method, "method", ("l1", "l2"))
+    return method
+
+
 def check_l1_model(model) -> None:
     """The L1 fit needs the smooth likelihood of PLUME's soft gate, in memory."""
     if model.spec.hard or model.spec.flips:

@@ -187,7 +187,7 @@ def formula_inputs(model) -> list[str]:
     frame = getattr(model.data, "frame", None)
     if frame is None:
         return codes
-    return formula_columns(" ".join(codes), frame.columns) or codes
+    return formula_columns(" + ".join(codes), frame.columns) or codes
 
 
 def text_in_numeric_columns(model, frame, whole_factor: bool = False) -> dict:
@@ -202,7 +202,7 @@ def text_in_numeric_columns(model, frame, whole_factor: bool = False) -> dict:
     factor_infos = getattr(info, "factor_infos", None)
     if not factor_infos or not isinstance(frame, pd.DataFrame):
         return {}
-    numeric_codes = " ".join(
+    numeric_codes = " + ".join(
         factor.name()
         for factor, f_info in factor_infos.items()
         if f_info.type == "numerical"

@@ -284,10 +284,11 @@ def _text_factor_columns(res) -> list[str]:
     """The columns of the model's factors whose levels were text: read as
     text from the new CSV too, whose own values may look like numbers
     (codes '1', '2' and 'x' at the fit; a file with only 1 and 2 later)."""
+    from ._compat import formula_spec
     from ._design_json import formula_data_columns
 
-    design = getattr(getattr(res, "_results", res).model.data, "design_info", None)
-    if design is None:
+    design = formula_spec(getattr(res, "_results", res).model.data)
+    if design is None or not hasattr(design, "factor_infos"):
         return []
     names = []
     for factor, info in design.factor_infos.items():

@@ -19,7 +19,7 @@ from ._design_checks import check_design
 from ._diagnostics import warn_at_caller
 from ._fit import auto_chunksize, check_fit_options, fit_model
 from ._formula_data import model_from_formula
-from ._l1 import fit_l1
+from ._l1 import fit_l1, regularized_method
 from ._outcome import resolve_inside
 from ._prediction import (
     deriv_mean_dparams,
@@ -561,8 +561,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
     def _warn_fit_extras(self, retvals: dict, params) -> None:
         """Warnings a variant adds to the fit's (the flip rate at 0)."""
 
-    def fit_regularized(self, alpha=0, method: str = "l1", **kwargs):
-        r"""Penalised fit: ``"l1"`` (sparse faces; statsmodels' default) or ``"l2"``.
+    def fit_regularized(self, alpha=0, method: str | None = None, **kwargs):
+        r"""Penalised fit: ``"l1"`` (sparse faces) or ``"l2"``.
 
         Parameters
         ----------
@@ -576,14 +576,14 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             result for the same weights (its number weighs the constant too).
             ``"l2"``: a number; :meth:`fit` maximises :math:`L/N -
             \tfrac{\alpha}{2} \sum_k \|b_k\|^2` as there (terms measured whole).
-        method : {"l1", "l2"}
+        method : {"l1", "l2"}, optional
+            Default: statsmodels' ``"l1"`` where the model has it, else ``"l2"``.
         **kwargs
             ``"l2"``: to :meth:`fit`. ``"l1"``: statsmodels' options (``maxiter``,
             ``trim_mode``, ``qc_tol``, ``acc`` ...), others to the EM start's
             :meth:`fit`. ``trimmed`` zeros get NaN SEs; df count ``nnz_params``.
         """
-        check_choice(method, "method", ("l1", "l2"))
-        if method == "l1":
+        if regularized_method(self, method) == "l1":
             return warn_at_caller(fit_l1, self, alpha, **kwargs)
         return warn_at_caller(self.fit, alpha=alpha, **kwargs)
 

@@ -7,7 +7,6 @@ new figure) and returns the :class:`~matplotlib.figure.Figure`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ._compat import formula_spec
+from ._formula_data import formula_columns
 from .selection import SELECT_K_COLUMNS, SelectKResults
 
 __all__ = ["plot_convergence", "plot_polyhedron", "plot_select_k"]
@@ -46,8 +46,8 @@ def _formula_variables(model, frame: pd.DataFrame) -> tuple[set[str], set[str]]:
     them that enter as categorical factors (held at their mode)."""
     used, categorical = set(), set()
     for factor, info in formula_spec(model.data).factor_infos.items():
-        code = factor.name()
-        names = {c for c in frame.columns if re.search(rf"\b{re.escape(c)}\b", code)}
+        # the factor's own names, as patsy parses it (not a name in a string)
+        names = set(formula_columns(f"~ {factor.name()}", frame.columns))
         used |= names
         if info.type == "categorical":
             categorical |= names

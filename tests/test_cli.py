@@ -357,7 +357,8 @@ def test_an_unreadable_file_is_one_line(
     _one_error_line(capsys.readouterr().err, "could not read .*: Permission denied")
 
 
-def test_text_codes_that_look_like_numbers_in_the_new_data(tmp_path, capsys):
+@pytest.mark.parametrize("suffix", [".json", ".pickle"])
+def test_text_codes_that_look_like_numbers_in_the_new_data(tmp_path, capsys, suffix):
     # levels '1', '2' and 'x' at the fit; a new file with only 1 and 2 is
     # read as numbers by pandas, but the factor's levels are text
     rng = np.random.default_rng(0)
@@ -370,7 +371,7 @@ def test_text_codes_that_look_like_numbers_in_the_new_data(tmp_path, capsys):
     )
     train.to_csv(tmp_path / "train.csv", index=False)
     train.iloc[:6].query("code != 'x'").to_csv(tmp_path / "new.csv", index=False)
-    model = tmp_path / "fit.json"
+    model = tmp_path / f"fit{suffix}"
     args = ["fit", str(tmp_path / "train.csv"), "y ~ x1 + C(code)"]
     assert main([*args, "--k", "1", "--output", str(model)]) == 0
     capsys.readouterr()

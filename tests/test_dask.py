@@ -325,67 +325,65 @@ def test_dask_columns_of_extreme_magnitude_are_refused_by_name(client):
         )
 
 
+COLUMNS = ["Intercept", "x1", "x2"]
+
+
+def _square_rows(nobs: int):
+    """A two-face polyhedron's rows with an intercept column, and its Dask
+    frame in three partitions."""
+    rows, _ = ps.simulate_polyhedron(nobs, d=2, k=2, noise=0.05, random_state=0)
+    rows["Intercept"] = 1.0
+    return rows, dd.from_pandas(rows, npartitions=3)
+
+
+def _fit(endog, exog, **options):
+    return ps.PolyhedralMixtureLogit(endog, exog, k=2, **options).fit()
+
+
 def test_an_empty_partition_after_dropna(client):
     # dropna, the remedy for missing values on Dask, can leave a partition
     # without rows; its sums are zero, not an error
-    rows, _ = ps.simulate_polyhedron(3000, d=2, k=2, noise=0.05, random_state=0)
+    rows, _ = _square_rows(3000)
     rows["x2"] = rows["x2"].where(rows.index < 2000)
-    rows["Intercept"] = 1.0
     ddf = dd.from_pandas(rows, npartitions=3).dropna()
-    columns = ["Intercept", "x1", "x2"]
-    ours = ps.PolyhedralMixtureLogit(ddf["y"], ddf[columns], k=2).fit()
     complete = rows.dropna()
-    reference = ps.PolyhedralMixtureLogit(complete["y"], complete[columns], k=2).fit()
-    assert_allclose(ours.params, reference.params, rtol=1e-8)
+    reference = _fit(complete["y"], complete[COLUMNS])
+    assert_allclose(_fit(ddf["y"], ddf[COLUMNS]).params, reference.params, rtol=1e-8)
 
 
 def test_per_row_results_of_a_dask_dataframe_model(client):
     # labelled by position: the model's data object is built from two rows
-    rows, _ = ps.simulate_polyhedron(3000, d=2, k=2, noise=0.05, random_state=0)
-    rows["Intercept"] = 1.0
-    columns = ["Intercept", "x1", "x2"]
-    ddf = dd.from_pandas(rows, npartitions=3)
-    ours = ps.PolyhedralMixtureLogit(ddf["y"], ddf[columns], k=2).fit()
-    reference = ps.PolyhedralMixtureLogit(rows["y"], rows[columns], k=2).fit()
+    rows, ddf = _square_rows(3000)
+    ours, reference = _fit(ddf["y"], ddf[COLUMNS]), _fit(rows["y"], rows[COLUMNS])
+    y_array = da.from_array(rows["y"].to_numpy(), chunks=1000)
+    arrays = _fit(y_array, da.from_array(rows[COLUMNS].to_numpy(), chunks=(1000, 3)))
     for name in ("responsibilities", "gate_probabilities", "active_face"):
         got, expected = getattr(ours, name)(), getattr(reference, name)()
         assert len(got) == len(rows)
         assert_allclose(np.asarray(got, dtype=float), np.asarray(expected, dtype=float))
+        # from Dask arrays, arrays, as from NumPy ones
+        assert isinstance(getattr(arrays, name)(), np.ndarray)
 
 
 @pytest.mark.parametrize("pandas_part", ["endog", "exog", "freq_weights"])
 def test_one_pandas_part_beside_dask_ones(client, pandas_part):
-    rows, _ = ps.simulate_polyhedron(1500, d=2, k=2, noise=0.05, random_state=0)
-    rows = rows.assign(Intercept=1.0, w=2.0)
-    columns = ["Intercept", "x1", "x2"]
+    rows, _ = _square_rows(1500)
+    rows["w"] = 2.0
     ddf = dd.from_pandas(rows, npartitions=3)
-    parts = {"endog": ddf["y"], "exog": ddf[columns], "freq_weights": ddf["w"]}
-    parts[pandas_part] = {
-        "endog": rows["y"],
-        "exog": rows[columns],
-        "freq_weights": rows["w"],
-    }[pandas_part]
-    ours = ps.PolyhedralMixtureLogit(
-        parts["endog"], parts["exog"], k=2, freq_weights=parts["freq_weights"]
-    ).fit()
-    reference = ps.PolyhedralMixtureLogit(
-        rows["y"], rows[columns], k=2, freq_weights=rows["w"]
-    ).fit()
+    parts = {"endog": ddf["y"], "exog": ddf[COLUMNS], "freq_weights": ddf["w"]}
+    in_memory = {"endog": rows["y"], "exog": rows[COLUMNS], "freq_weights": rows["w"]}
+    parts[pandas_part] = in_memory[pandas_part]
+    ours = _fit(parts["endog"], parts["exog"], freq_weights=parts["freq_weights"])
+    reference = _fit(rows["y"], rows[COLUMNS], freq_weights=rows["w"])
     assert list(ours.params.index) == list(reference.params.index)
     assert_allclose(ours.params, reference.params, rtol=1e-7)
 
 
 def test_missing_outcomes_and_missing_raise_on_dask(client):
-    rows, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
-    rows["Intercept"] = 1.0
-    columns = ["Intercept", "x1", "x2"]
-    ddf = dd.from_pandas(rows, npartitions=3)
+    rows, ddf = _square_rows(300)
     # missing="raise" is what Dask input does anyway
-    raised = ps.PolyhedralMixtureLogit(ddf["y"], ddf[columns], k=2, missing="raise")
-    assert_allclose(
-        raised.fit().params,
-        ps.PolyhedralMixtureLogit(ddf["y"], ddf[columns], k=2).fit().params,
-    )
+    raised = _fit(ddf["y"], ddf[COLUMNS], missing="raise")
+    assert_allclose(raised.params, _fit(ddf["y"], ddf[COLUMNS]).params)
     # a text outcome with a None, and a float one with a NaN: Dask's remedy
     text = rows.assign(y=np.where(rows["y"] == 1, "yes", "no").astype(object))
     text.loc[5, "y"] = None
@@ -394,4 +392,4 @@ def test_missing_outcomes_and_missing_raise_on_dask(client):
     for frame in (text, number):
         outcome = dd.from_pandas(frame, npartitions=3)["y"]
         with pytest.raises(ValueError, match=r"endog has missing values.*dropna"):
-            ps.PolyhedralMixtureLogit(outcome, ddf[columns], k=2)
+            ps.PolyhedralMixtureLogit(outcome, ddf[COLUMNS], k=2)

@@ -5,6 +5,7 @@ summary of a sparse fit, and recovery of a polyhedron among noise features."""
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 import pytest
@@ -89,6 +90,24 @@ def test_l1_is_the_default_as_in_statsmodels():
     reference = _statsmodels_l1(alpha)
     np.testing.assert_allclose(default.params, reference.params, atol=1e-6, rtol=0)
     np.testing.assert_array_equal(default.trimmed, reference.trimmed)
+
+
+def test_the_default_penalty_where_l1_is_not_available():
+    # statsmodels' default is L1; the hard gate and label flips have none,
+    # and their fit_regularized() is the L2 fit it was
+    endog, exog = _logit_data()
+    for cls in (ps.HardPolyhedralLogit, ps.LabelFlipPolyhedralLogit):
+        model = cls(endog, exog, k=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a flip rate at 0, say
+            default = model.fit_regularized(alpha=1e-3)
+            l2 = model.fit_regularized(alpha=1e-3, method="l2")
+        np.testing.assert_array_equal(default.params, l2.params)
+    # alpha = 0, the default: the unpenalised fit
+    model = PolyhedralMixtureLogit(endog, exog, k=1)
+    np.testing.assert_allclose(
+        model.fit_regularized().params, model.fit().params, atol=1e-6
+    )
 
 
 def test_statsmodels_newton_takes_the_fits_tol():

@@ -144,8 +144,8 @@ def test_an_array_of_ks_too_large_gets_the_fits_own_error():
 
 
 def test_a_flip_rate_at_its_boundary_is_a_converged_fit():
-    # clean labels: the flip rate's estimate is 0, a maximum on the boundary,
-    # which the label-flip guide says to silence with its own class
+    # little label noise: the flip rate's estimate is 0, a maximum on the
+    # boundary, which the label-flip guide says to silence with its own class
     data, _ = simulate_polyhedron(200, d=2, k=3, noise=0.05, random_state=0)
     X, y = data[["x1", "x2"]], data["y"]
     with warnings.catch_warnings(record=True) as caught:
