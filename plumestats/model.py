@@ -29,12 +29,7 @@ from ._prediction import (
 )
 from ._sharing import register_exportable
 from ._spec import HardGate, ModelSpec, SoftGate
-from ._validation import (
-    check_choice,
-    check_gamma,
-    check_int,
-    check_params,
-)
+from ._validation import check_choice, check_gamma, check_int, check_params
 from .results import (
     PolyhedralMixtureLogitResults,
     PolyhedralMixtureLogitResultsWrapper,
@@ -186,6 +181,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         self._data_attr += ["_y_inside", *weighted]
         if _dask.is_dask_collection(self.exog):
             self._row_source = _dask.rows_of(self, summary)
+
+    def _get_init_kwds(self):
+        """statsmodels' keywords, ``inside`` coded 0/1 as ``endog`` is: then
+        ``type(m)(m.endog, m.exog, **m._get_init_kwds())`` rebuilds ``m``."""
+        return {**super()._get_init_kwds(), "inside": self._inside_code}
 
     # the names of the parameters beyond the faces' (the flip rate's logit)
     _extra_names: tuple = ()

@@ -432,3 +432,15 @@ def test_simulate_polyhedron_names_what_it_cannot_draw(options, match):
     options = {"nobs": 100, **options}
     with pytest.raises(ValueError, match=match):
         ps.simulate_polyhedron(random_state=0, **options)
+
+
+@pytest.mark.parametrize("build", [ps.plume, ps.spla1, ps.plume_flip])
+def test_a_model_rebuilds_from_its_init_keywords(build):
+    # statsmodels' utilities clone a model from endog (coded 0/1 here), exog
+    # and _get_init_kwds(): inside given as a label must come back coded
+    data, _ = ps.simulate_polyhedron(200, d=2, k=2, noise=0.05, random_state=0)
+    data["label"] = np.where(data["y"] == 1, "yes", "no")
+    model = build("label ~ x1 + x2", data, k=2, inside="no")
+    clone = type(model)(model.endog, model.exog, **model._get_init_kwds())
+    assert clone._inside_code == model._inside_code == 0
+    np.testing.assert_array_equal(clone._y_inside, model._y_inside)
