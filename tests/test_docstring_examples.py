@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "plumestats"
+import plumestats
+
+# the package the tests import (the installed one in CI's sdist job)
+PACKAGE = Path(plumestats.__file__).resolve().parent
 MODULES = sorted(
     ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     for path in PACKAGE.rglob("*.py")

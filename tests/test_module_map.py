@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+import plumestats
 from plumestats._spec import INTERNAL_API
 
-PACKAGE = Path(__file__).resolve().parents[1] / "plumestats"
-README = PACKAGE.parent / "README.md"
+# the package the tests import (the installed one in CI's sdist job)
+PACKAGE = Path(plumestats.__file__).resolve().parent
+README = Path(__file__).resolve().parents[1] / "README.md"
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 # statsmodels' (and the standard library's) own private names, used as
