@@ -55,12 +55,22 @@ def _formula_variables(model, frame: pd.DataFrame) -> tuple[set[str], set[str]]:
 
 
 def _typical_value(column: pd.Series, categorical: bool):
-    """The mean of a numeric column, the mode of any other (or a categorical)."""
+    """The mean of a numeric column, the mode of any other (or a categorical);
+    a many-valued numeric column that a categorical factor reads (``I(x >
+    1)``) is held at its median, whose level is the majority's for a
+    threshold (its mode would be its smallest value, all being unique)."""
     values = column.dropna()
     numeric = pd.api.types.is_numeric_dtype(values)
-    if categorical or not numeric or pd.api.types.is_bool_dtype(values):
+    if pd.api.types.is_bool_dtype(values) or not numeric:
         return values.mode().iloc[0]
+    if categorical:
+        many = values.nunique() > _FEW_CODES
+        return float(values.median()) if many else values.mode().iloc[0]
     return float(values.mean())
+
+
+# numeric codes of a category (C(n)) take at most this many distinct values
+_FEW_CODES = 20
 
 
 def _polyhedron_frame(results, x, y, data, at):

@@ -207,6 +207,21 @@ def _stars(ax):
     ]
 
 
+def test_a_threshold_factor_is_held_at_its_majority_level():
+    # I(x3 > -1) is categorical; the raw x3 was held at its mode, which for
+    # unique values is the smallest: the minority level
+    from plumestats.plotting import _polyhedron_frame
+
+    data, _ = ps.simulate_polyhedron(400, d=3, k=2, noise=0.05, random_state=0)
+    results = ps.plume("y ~ x1 + x2 + I(x3 > -1)", data, k=2).fit()
+    held = _polyhedron_frame(results, "x1", "x2", None, None)[3]
+    assert (data["x3"] > -1).mean() > 0.5 and held["x3"] > -1
+    # a numeric code of a category (few values) is still held at its mode
+    data["n"] = np.where(np.arange(400) % 4 == 0, 1, 2)
+    results = ps.plume("y ~ x1 + x2 + C(n)", data, k=2).fit()
+    assert _polyhedron_frame(results, "x1", "x2", None, None)[3]["n"] == 2
+
+
 def test_a_formula_fit_without_its_data_asks_for_them():
     data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
     results = ps.plume("y ~ x1 + x2", data, k=2).fit()
