@@ -203,7 +203,9 @@ def plot_polyhedron(
         by default.
     at : dict, optional
         Values to hold the other features at. By default numeric features are
-        held at their mean and categorical ones at their most common level.
+        held at their mean and categorical ones at their most common level
+        (a many-valued column in a categorical factor, ``I(x > 1)``, at its
+        median).
     grid_points : int, default 200
         Grid resolution per axis.
     ax : matplotlib Axes, optional
