@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -112,6 +112,11 @@ class SandwichData:
     def n_rows(self) -> int:
         return int(np.shape(self.scores)[0])
 
+    def of(self, estimated: np.ndarray) -> SandwichData:
+        """The same sample's data for the ``estimated`` parameters only (a
+        fit by blocks: the root's columns, whose products are the meat's)."""
+        return replace(self, scores=np.asarray(self.scores)[:, estimated])
+
 
 @dataclass(frozen=True)
 class Covariance:
@@ -190,10 +195,15 @@ def _cluster(cov, data, cov_kwds):
     use_correction = bool(cov_kwds.get("use_correction", True))
     # clusters of observations: a cluster whose rows all weigh 0 has none
     present = slice(None) if data.freq_weights is None else data.freq_weights > 0
+    n_groups = [np.unique(column[present]).size for column in codes.T]
+    if min(n_groups) < 2:
+        raise ValueError(
+            "cov_type='cluster' needs at least two clusters with observations "
+            f"(rows of positive frequency weight); got {min(n_groups)}"
+        )
     robust = _cluster_sandwich(
         np.asarray(data.scores), cov, codes, use_correction, data.nobs, present
     )
-    n_groups = [np.unique(column[present]).size for column in codes.T]
     # as statsmodels: t and F inference on min(groups) - 1 degrees of freedom
     df_inference = None
     if cov_kwds.get("df_correction", True) is not False:
@@ -286,8 +296,21 @@ def compute_covariance(
     cov_type: str, cov: np.ndarray, data: SandwichData | None, cov_kwds: dict
 ) -> Covariance:
     """Covariance of the parameters for one of :data:`COV_TYPES`, from the
-    inverse information ``cov`` (the bread) and the sample's ``data``."""
-    return COV_TYPES[cov_type](cov, data, cov_kwds)
+    inverse information ``cov`` (the bread) and the sample's ``data``.
+
+    Parameters held fixed (a flip rate at 0, an L1 fit's zeros) have NaN rows
+    and columns in the bread, which any product would spread to every
+    parameter: a sandwich is the estimated parameters', the held ones' rows
+    and columns NaN again."""
+    held = ~np.isfinite(np.diagonal(cov))
+    if cov_type == "nonrobust" or not held.any():
+        return COV_TYPES[cov_type](cov, data, cov_kwds)
+    estimated = np.flatnonzero(~held)
+    block = np.ix_(estimated, estimated)
+    part = COV_TYPES[cov_type](cov[block], data.of(estimated), cov_kwds)
+    full = np.full_like(cov, np.nan)
+    full[block] = part.cov
+    return replace(part, cov=full)
 
 
 class PolyhedralInfluence(MLEInfluence):
@@ -330,4 +353,6 @@ def generalised_leverage(model, params: np.ndarray, cov: np.ndarray) -> np.ndarr
     """
     log_odds, gradient = model._log_odds_and_jacobian(params, model.exog)
     weight = expit(log_odds) * expit(-log_odds)
+    # a parameter held fixed (NaN variance) moves with no observation
+    cov = np.where(np.isfinite(cov), cov, 0.0)
     return weight * np.einsum("ij,ij->i", gradient @ cov, gradient)

@@ -286,3 +286,15 @@ class TestBadCovarianceInput:
         by_text = model.fit(cov_type="cluster", cov_kwds={"groups": list(text)})
         by_number = model.fit(cov_type="cluster", cov_kwds={"groups": numbers})
         assert_allclose(by_text.bse, by_number.bse, rtol=1e-12)
+
+
+def test_cluster_needs_two_clusters_with_observations():
+    # the second cluster's rows all weigh 0: one cluster of observations
+    rng = np.random.default_rng(0)
+    exog = sm.add_constant(rng.normal(size=(100, 2)))
+    endog = (rng.random(100) < expit(exog @ [0.2, 1.0, -1.0])).astype(float)
+    weights, groups = np.ones(100), np.zeros(100)
+    weights[:5], groups[:5] = 0.0, 1.0
+    model = ps.PolyhedralMixtureLogit(endog, exog, k=1, freq_weights=weights)
+    with pytest.raises(ValueError, match="two clusters with observations"):
+        model.fit(cov_type="cluster", cov_kwds={"groups": groups})

@@ -120,6 +120,23 @@ def test_flip_rate_recovered_on_a_noisy_polytope():
     assert accuracy > truth_accuracy - 0.01
 
 
+@pytest.mark.parametrize(
+    ("cov_type", "cov_kwds"),
+    [("HC0", None), ("HC1", None), ("HC3", None), ("cluster", "groups")],
+)
+def test_robust_errors_at_the_boundary_are_plumes(cov_type, cov_kwds):
+    # the held flip rate's NaN row spread to every sandwich: all NaN
+    data = ps.simulate_plume(1500, [[1.0, -2.0, 0.0], [1.0, 1.0, -1.7]], random_state=2)
+    options = {"cov_type": cov_type}
+    if cov_kwds:
+        options["cov_kwds"] = {"groups": np.arange(len(data)) % 30}
+    with pytest.warns(ConvergenceWarning, match="boundary"):
+        res = ps.plume_flip("y ~ x1 + x2", data, k=2).fit(**options)
+    plain = ps.plume("y ~ x1 + x2", data, k=2).fit(**options)
+    assert res.mle_retvals["boundary"] and np.isnan(res.bse.iloc[-1])
+    np.testing.assert_allclose(res.bse.iloc[:-1], plain.bse, rtol=1e-4)
+
+
 def test_noise_free_labels_give_plume_at_the_boundary():
     data = ps.simulate_plume(2000, [[1.0, 2.0, 0.5], [1.0, -1.5, 1.0]], random_state=0)
     with pytest.warns(ConvergenceWarning, match="boundary") as caught:
