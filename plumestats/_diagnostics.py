@@ -305,10 +305,10 @@ def _convergence_remedy(alpha: float, k: int) -> str:
     return "Increase maxiter."
 
 
-def _separation_message(nobs: int, n_perfect: int, alpha: float) -> str:
+def _separation_message(nobs: float, n_perfect: int, alpha: float) -> str:
     if n_perfect:
         seen = (
-            f"{n_perfect} of {nobs} observations are fitted with probability "
+            f"{n_perfect} of {nobs:g} observations are fitted with probability "
             "> 1 - 1e-8 and the fit did not reach a regular maximum"
         )
     else:

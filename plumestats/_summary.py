@@ -294,7 +294,7 @@ def _inference_notes(results, alpha, bootstrap, bound) -> list[str]:
         notes.append(_bootstrap_note(bootstrap, alpha))
     if results.cov_type != "nonrobust" and bootstrap is None:
         notes.append(results.cov_kwds["description"])
-    per_parameter = results.nobs / results.k_params
+    per_parameter = results.nobs / results.nnz_params  # an L1 fit's zeros: none
     if results.k > 1 and bootstrap is None and per_parameter < _REGULAR_PER_PARAMETER:
         notes.append(_interval_note(per_parameter, results.cov_type))
     if results.k > 1:
@@ -378,7 +378,8 @@ def _fit_notes(results, bse) -> list[str]:
             "maximum, the estimates are not identified; refit with alpha > 0."
         )
     if not results.converged:
-        notes.append(f"EM did not converge: {retvals['message']}.")
+        engine = "EM" if results.mle_settings.get("method") == "em" else "The fit"
+        notes.append(f"{engine} did not converge: {retvals['message']}.")
     restarts = restart_note(retvals, results.k)
     if restarts is not None:
         notes.append(restarts)

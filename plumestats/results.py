@@ -155,6 +155,11 @@ class PolyhedralMixtureLogitResults(
         statsmodels' ``remove_data``: ``summary()`` and predictions on new
         data still work, what needs the sample says that it was removed."""
         super().remove_data()
+        # what statsmodels' own remove_data does not know of: the model's
+        # cached design, a Dask model's partitions, the cluster labels
+        getattr(self.model, "_cache", {}).pop("_user_design", None)
+        vars(self.model).pop("_row_source", None)  # the class default: None
+        self.cov_kwds = {k: v for k, v in self.cov_kwds.items() if k != "groups"}
         recompute_removed(self)
 
     # -------------------------------------------------------- fit statistics

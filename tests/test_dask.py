@@ -393,3 +393,15 @@ def test_missing_outcomes_and_missing_raise_on_dask(client):
         outcome = dd.from_pandas(frame, npartitions=3)["y"]
         with pytest.raises(ValueError, match=r"endog has missing values.*dropna"):
             ps.PolyhedralMixtureLogit(outcome, ddf[COLUMNS], k=2)
+
+
+def test_remove_data_drops_the_partitions(client):
+    rows, ddf = _square_rows(1500)
+    res = _fit(ddf["y"], ddf[COLUMNS])
+    res.remove_data()
+    assert res.model._row_source is None
+    np.testing.assert_allclose(
+        res.predict(rows[COLUMNS].iloc[:5]),
+        _fit(rows["y"], rows[COLUMNS]).predict(rows[COLUMNS].iloc[:5]),
+        rtol=1e-7,
+    )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -230,6 +232,27 @@ def test_save_load_round_trip(tmp_path, fitted):
     np.testing.assert_array_equal(loaded.predict(data), res.predict(data))
 
 
+def test_remove_data_leaves_no_copy_of_the_design_or_the_clusters():
+    # the model's cached design (a cluster, HC2/HC3 or tic request made it)
+    # and the cluster labels stayed in the pickle of save(remove_data=True)
+    rng = np.random.default_rng(0)
+    exog = np.column_stack([np.ones(2000), rng.normal(size=(2000, 2))])
+    endog = (rng.random(2000) < 0.5).astype(float)
+    groups = rng.integers(0, 50, 2000)
+    res = PolyhedralMixtureLogit(endog, exog, k=1).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}
+    )
+    stream = io.BytesIO()
+    res.save(stream, remove_data=True)
+    stream.seek(0)
+    back = ps.PolyhedralMixtureLogitResults.load(stream)
+    assert "_user_design" not in getattr(back.model, "_cache", {})
+    assert "groups" not in back.cov_kwds
+    np.testing.assert_allclose(back.bse, res.bse)
+    # about the size of a nonrobust fit's, not the design's 48 kB
+    assert len(stream.getvalue()) < 10_000
+
+
 def test_remove_data_keeps_summary_and_prediction(fitted):
     data, _ = fitted
     res = plume("y ~ x1 + x2", data, k=3, gamma=2.0).fit()
@@ -314,3 +337,13 @@ def test_takeuchi_penalty_is_near_the_parameter_count_when_the_model_is_right():
         traces.append((res.info_criteria("tic") + 2 * res.llf) / 2)
         assert res.info_criteria("aic") == pytest.approx(res.aic)
     assert abs(np.mean(traces) - 6) < 1.5
+
+
+def test_summary_names_the_optimiser_that_did_not_converge():
+    data = logistic_data(300, d=2, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # not converged; its information may not
+        res = ps.plume("y ~ x1 + x2", data, k=2).fit(method="bfgs", maxiter=2)
+    assert not res.converged
+    text = str(res.summary())
+    assert "The fit did not converge" in text and "EM did not" not in text
