@@ -28,17 +28,19 @@ def protocol_lines(context: Any) -> list[str]:
     and the timing pass, from the run's ``context`` (``RunContext``)."""
     args, config = context.args, context.config
     repeats = ", ".join(f"{name} {n}" for name, n in context.repeats.items())
+    along = (
+        "in the inner selection, each alpha's fit starts from the previous "
+        "(larger) alpha's estimate at the same K/gamma/inside on the same inner "
+        "fold"
+    )
+    final = "; the final fits always run them"
     warm = {
-        "alpha": "in the inner selection, each alpha's fit starts from the "
-        "previous (larger) alpha's estimate at the same K/gamma/inside on the "
-        "same inner fold, and only the largest alpha's fit runs the k-means "
-        "starts (`--warm-start`); the final fits always run them",
-        "grid": "in the inner selection, each alpha's fit starts from the "
-        "previous (larger) alpha's estimate at the same K/gamma/inside on the "
-        "same inner fold, the largest alpha's from the previous (smaller) "
+        "alpha": f"{along}, and only the largest alpha's fit runs the k-means "
+        f"starts (`--warm-start`){final}",
+        "grid": f"{along}, the largest alpha's from the previous (smaller) "
         "gamma's at the same K/inside/alpha, and only the first setting of each "
         "K/inside (the smallest gamma, the largest alpha) runs the k-means "
-        "starts (`--warm-start grid`); the final fits always run them",
+        f"starts (`--warm-start grid`){final}",
     }.get(config.warm_start, "every fit starts from PLUME's default k-means starts")
     return [
         f"- **Outer loop**: repeated stratified {config.folds}-fold cross-validation; "

@@ -546,16 +546,16 @@ def _reissue_fit_warnings(caught) -> None:
     for warning in caught:
         if issubclass(warning.category, _INFERENCE_ONLY):
             continue
-        category = next(
-            (
-                both
-                for engine, both in _UNSETTLED
-                if issubclass(warning.category, engine)
-            ),
-            None,
-        )
-        if issubclass(warning.category, _CONVERGED_NOTES):
-            category = None
+        category = None
+        if not issubclass(warning.category, _CONVERGED_NOTES):
+            category = next(
+                (
+                    both
+                    for engine, both in _UNSETTLED
+                    if issubclass(warning.category, engine)
+                ),
+                None,
+            )
         if category is not None:
             # frames: this function, _fit_candidates, fit, fit's caller
             warnings.warn(str(warning.message), category, stacklevel=4)

@@ -8,6 +8,7 @@ import pandas as pd
 from scipy.special import expit
 
 from .._likelihood import predict_mean
+from .._validation import check_int
 
 __all__ = ["simulate_plume", "simulate_polyhedron"]
 
@@ -24,11 +25,8 @@ def _random_normals(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
 
 def _check_polyhedron_options(nobs, d, k, noise, inside_share) -> None:
     """Clear errors for the options of :func:`simulate_polyhedron`."""
-    for name, value, least in (("nobs", nobs, 1), ("d", d, 1), ("k", k, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-        if value < least:
-            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    for name, value in (("nobs", nobs), ("d", d), ("k", k)):
+        check_int(value, name)
     if not 0 <= noise < 0.5:
         raise ValueError(f"noise must lie in [0, 0.5), got {noise}")
     if not 0 < inside_share < 1:
