@@ -56,9 +56,11 @@ def check_magnitudes(minimum, maximum, names) -> None:
         )
 
 
-def check_design(summary: DesignSummary, names: list[str], nobs: int) -> None:
+def check_design(summary: DesignSummary, names: list[str], nobs: int) -> int:
     """Errors for designs no fit can use; a warning naming the columns when the
     design is rank deficient (the hyperplanes are then not identified).
+    Returns the design's rank (its columns less the dependent ones), which
+    statsmodels' discrete models count the degrees of freedom by.
 
     ``summary`` comes from one pass over row blocks (:func:`design_summary`
     in memory, the partitions' on Dask): the memory it needs is a few blocks
@@ -93,6 +95,7 @@ def check_design(summary: DesignSummary, names: list[str], nobs: int) -> None:
             CollinearityWarning,
             stacklevel=3,
         )
+    return len(names) - len(dependent)
 
 
 def _rank_deficiency(summary, dependent, partners, names, nobs) -> str:

@@ -325,6 +325,9 @@ _DATA_IN_CACHE = (
 def _model_state(part: dict) -> dict:
     state = {field: decode(part[field]) for field in _MODEL_FIELDS}
     state["outcome_mapping"] = _mapping(state["outcome_mapping"])
+    # the design's rank is not written: the counts written give it
+    identified = state["df_model"] + 1.0 - state["k_extra"]
+    state["rank"] = round(identified / state["k"])
     state.update(
         exog=None,
         endog=None,

@@ -155,7 +155,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         checks (errors, and warnings naming the columns), the spec, the
         outcome coded for the inside class, the counts and the names."""
         n_rows, self.k_vars = (int(n) for n in self.exog.shape)
-        check_design(summary, list(self.exog_names), n_rows)
+        self.rank = check_design(summary, list(self.exog_names), n_rows)
         self.nobs = observation_count(self, n_rows)
         self.k, self.gamma, self.inside = k, gamma, inside
         self._inside_code = resolve_inside(inside, self.outcome_mapping)
@@ -169,11 +169,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         self._y_inside = y_inside
         self.nparams = self.spec.n_params(self.k_vars)
         self.k_extra = self.spec.n_extra
-        # as statsmodels' discrete models (rank - 1 whatever the constant): the
-        # LR test's null, llnull, is the intercept-only logit, one parameter;
-        # every other estimated parameter counts (a flip rate too)
-        self.df_model = float(self.nparams - 1)
-        self.df_resid = float(self.nobs - self.nparams)
+        # as statsmodels' discrete models: the identified parameters (a flip
+        # rate too) less the intercept-only null's one, whatever the constant
+        identified = k * self.rank + self.k_extra
+        self.df_model = float(identified - 1)
+        self.df_resid = float(self.nobs - identified)
         faces = [f"h{i + 1}:{name}" for i in range(k) for name in self.exog_names]
         self.data.param_names = faces + list(self._extra_names)
         self._init_keys.extend(["k", "gamma", "inside"])

@@ -59,8 +59,9 @@ class PolyhedralMixtureLogitResults(
         scaling=None,
     ):
         with warnings.catch_warnings():
-            # df_model is K p - 1 with or without a constant (statsmodels'
-            # discrete models' count), which this generic check does not know
+            # df_model is K r - 1 (r: the design's rank) with or without a
+            # constant (statsmodels' discrete models' count), which this
+            # generic check does not know
             warnings.filterwarnings(
                 "ignore", "df_model \\+ k_constant \\+ k_extra differs", UserWarning
             )
@@ -203,8 +204,9 @@ class PolyhedralMixtureLogitResults(
     def llr_pvalue(self) -> float:
         """Chi-squared p-value of ``llr`` on ``df_model`` degrees of freedom.
 
-        ``df_model`` is ``K p - 1``, the parameters beyond the null's one,
-        with or without a constant in the design, as ``Logit`` counts them.
+        ``df_model`` is ``K r - 1`` (``r`` the design's rank, ``p`` unless
+        columns are collinear), the parameters beyond the null's one, with or
+        without a constant in the design, as ``Logit`` counts them.
         For K > 1 the test is non-regular (the experts are not identified under
         the null), so the p-value is only indicative.
         """
@@ -216,21 +218,22 @@ class PolyhedralMixtureLogitResults(
         return 1.0 - self.llf / self.llnull
 
     @cache_readonly
-    def df_modelwc(self) -> int:
-        """Number of estimated parameters, ``K * p`` (after an L1 fit, the
-        nonzero ones, ``nnz_params``)."""
-        return getattr(self, "nnz_params", self.k_params)  # older pickles: all
+    def df_modelwc(self) -> float:
+        """Number of identified parameters, ``df_model + 1``: ``K r`` with ``r``
+        the design's rank (``K p`` for a full-rank design), as ``Logit`` counts
+        them; after an L1 fit the nonzero ones, ``nnz_params``."""
+        return self.df_model + 1.0
 
     @cache_readonly
     def aic(self) -> float:
-        """Akaike information criterion, ``-2 llf + 2 K p`` (``K p``: after an
-        L1 fit, the nonzero parameters)."""
+        """Akaike information criterion, ``-2 llf + 2 K r``, ``K r`` the
+        identified parameters (:attr:`df_modelwc`)."""
         return self.info_criteria("aic")
 
     @cache_readonly
     def bic(self) -> float:
-        """Bayesian information criterion, ``-2 llf + log(N) K p`` (``K p``:
-        after an L1 fit, the nonzero parameters)."""
+        """Bayesian information criterion, ``-2 llf + log(N) K r``, ``K r`` the
+        identified parameters (:attr:`df_modelwc`)."""
         return self.info_criteria("bic")
 
     def info_criteria(self, crit: str, dk_params: float = 0):

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
 from conftest import logistic_data
+from statsmodels.tools.sm_exceptions import (
+    CollinearityWarning,
+    HessianInversionWarning,
+)
 
 import plumestats.formula.api as psf
 
@@ -80,6 +86,37 @@ def test_no_intercept_matches_logit():
     logit, plume = _pair("y ~ x1 + x2 + x3 - 1", data)
     _assert_same_fit(logit, plume)
     assert plume.df_model == logit.df_model == 2
+
+
+def test_collinear_design_counts_its_rank_as_logit_does():
+    """A column that is a sum of two others: both count rank(exog) - 1
+    degrees of freedom, so the information criteria and the LR test agree;
+    at K = 2 each face counts the rank's parameters."""
+    data = logistic_data(nobs=400, d=3, seed=7)
+    data["x4"] = data.x1 + data.x2
+    formula = "y ~ x1 + x2 + x3 + x4"
+    # Newton's singular Hessian stops statsmodels' default method
+    logit = smf.logit(formula, data).fit(method="bfgs", gtol=1e-10, disp=0)
+    with pytest.warns(CollinearityWarning, match="rank deficient"):
+        model = psf.plume(formula, data, k=1)
+    with warnings.catch_warnings():
+        # the information is singular: NaN standard errors, as warned
+        warnings.simplefilter("ignore", HessianInversionWarning)
+        plume = model.fit()
+    assert (
+        (plume.df_model, plume.df_resid)
+        == (logit.df_model, logit.df_resid)
+        == (
+            3.0,
+            396.0,
+        )
+    )
+    np.testing.assert_allclose(plume.aic, logit.aic, rtol=1e-6)
+    np.testing.assert_allclose(plume.bic, logit.bic, rtol=1e-6)
+    np.testing.assert_allclose(plume.llr_pvalue, logit.llr_pvalue, rtol=1e-5)
+    with pytest.warns(CollinearityWarning):
+        two = psf.plume(formula, data, k=2)
+    assert (two.df_model, two.df_resid, two.rank) == (2 * 4 - 1, 400 - 2 * 4, 4)
 
 
 @pytest.mark.parametrize("cov_type", ["HC0", "cluster"])
