@@ -125,6 +125,10 @@ def new_design(results, exog, transform: bool, statsmodels_transform):
     if exog is None:
         return statsmodels_transform(exog, transform=transform)
     if not (transform and hasattr(model, "formula")):
+        if isinstance(exog, pd.Series) and model.k_vars == 1:
+            # one value per row of a one-column design (statsmodels reads a
+            # Series so only when params has one value: Logit's, not K > 1's)
+            exog = exog.to_frame()
         exog = align_columns(model, exog)
         if isinstance(exog, pd.DataFrame):
             exog = numpy_backed(exog)  # pd.NA would stop NumPy's float cast

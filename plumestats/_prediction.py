@@ -165,19 +165,28 @@ class PredictionResults(PredictionResultsMonotonic):
 
 def free_parameters(results, jacobian: np.ndarray):
     """``cov_params()`` and a Jacobian (parameters in its last axis), less the
-    parameters the fit held fixed: a flip rate at its boundary 0, the last
-    parameter, has no variance. Any other NaN variance (singular information)
-    stays, so that its standard errors are NaN, not zero."""
+    parameters the fit held fixed, which have no variance: a flip rate at its
+    boundary 0 (the last parameter) and an L1 fit's zeros (``trimmed``). Any
+    other NaN variance (singular information) stays, so that its standard
+    errors are NaN, not zero."""
     cov = np.asarray(results.cov_params(), dtype=float)
-    if results.mle_retvals.get("boundary", False):
-        return cov[:-1, :-1], jacobian[..., :-1]
-    return cov, jacobian
+    fixed = np.zeros(cov.shape[0], dtype=bool)
+    trimmed = getattr(results, "trimmed", None)
+    if trimmed is not None:
+        fixed |= np.asarray(trimmed, dtype=bool)
+    fixed[-1] |= bool(results.mle_retvals.get("boundary", False))
+    if not fixed.any():
+        return cov, jacobian
+    free = ~fixed
+    return cov[np.ix_(free, free)], jacobian[..., free]
 
 
-def design_rows(results, exog, transform: bool, row_labels):
+def design_rows(results, exog, transform: bool, row_labels, drop_incomplete: bool):
     """The design matrix to predict at and its row labels, as statsmodels'
-    ``predict`` builds them (the formula applied to a DataFrame; rows with
-    missing values dropped, as ``Logit.get_prediction`` does)."""
+    ``predict`` builds them: rows with missing values are dropped where the
+    formula is applied, as ``Logit.get_prediction`` does, and kept (their
+    predictions NaN, as Logit's) in a design given directly, unless
+    ``drop_incomplete`` (an average over the rows)."""
     if exog is None:
         require_estimation_data(
             results.model,
@@ -189,8 +198,11 @@ def design_rows(results, exog, transform: bool, row_labels):
             labels if row_labels is None else row_labels
         )
     design, index = results._transform_predict_exog(exog, transform=transform)
-    if row_labels is None:
-        row_labels = index if index is not None else getattr(exog, "index", None)
+    if row_labels is None and index is not None:
+        row_labels = index
+    elif row_labels is None and isinstance(exog, (pd.Series, pd.DataFrame)):
+        # (a list's or a tuple's ``index`` is a method, not labels)
+        row_labels = exog.index
     design = np.asarray(design, dtype=float)
     if design.ndim == 1:
         # one row, or (a one-column design) one value per row, as statsmodels
@@ -201,7 +213,9 @@ def design_rows(results, exog, transform: bool, row_labels):
             f"got shape {np.shape(design)}"
         )
     complete = np.isfinite(design).all(axis=1)
-    if not complete.all():
+    # Logit.get_prediction drops what its formula leaves incomplete
+    drop_incomplete |= transform and hasattr(results.model, "formula")
+    if drop_incomplete and not complete.all():
         design = design[complete]
         if row_labels is not None and len(row_labels) == len(complete):
             row_labels = pd.Index(row_labels)[complete]
@@ -213,12 +227,10 @@ def prediction_results(
 ) -> PredictionResults:
     """What :meth:`PolyhedralMixtureLogitResults.get_prediction` returns for
     ``which="mean"``."""
-    design, labels = design_rows(results, exog, transform, row_labels)
-    log_odds, jacobian = results._log_odds_and_jacobian(design)
-    cov, jacobian = free_parameters(results, jacobian)
+    design, labels = design_rows(results, exog, transform, row_labels, average)
     dist = ["norm", "t"][bool(results.use_t)]
     if not average:
-        log_var = _log_quadratic_form(jacobian, cov)
+        log_odds, log_var = _rows_log_odds_and_variance(results, design)
         with np.errstate(over="ignore"):
             # a row far outside the data (|x| ~ 1e155) has an infinite variance
             # of the log-odds in floating point: inf is the answer, not a fault
@@ -242,6 +254,8 @@ def prediction_results(
             "average=True needs at least one row with every value present; "
             "the rows given have none"
         )
+    log_odds, jacobian = results._log_odds_and_jacobian(design)
+    cov, jacobian = free_parameters(results, jacobian)
     weights = _aggregation_weights(agg_weights, len(design))
     prob = expit(log_odds)
     mean = float(weights @ prob)
@@ -258,6 +272,20 @@ def prediction_results(
         dist=dist,
         row_labels=None,
     )
+
+
+def _rows_log_odds_and_variance(results, design: np.ndarray):
+    """Each row's log-odds and the log of its delta-method variance; NaN for
+    a row with a missing value (as ``predict``)."""
+    complete = np.isfinite(design).all(axis=1)
+    log_odds, jacobian = results._log_odds_and_jacobian(design[complete])
+    cov, jacobian = free_parameters(results, jacobian)
+    log_var = _log_quadratic_form(jacobian, cov)
+    if complete.all():
+        return log_odds, log_var
+    full_log_odds, full_log_var = np.full((2, design.shape[0]), np.nan)
+    full_log_odds[complete], full_log_var[complete] = log_odds, log_var
+    return full_log_odds, full_log_var
 
 
 def _log_quadratic_form(rows: np.ndarray, cov: np.ndarray) -> np.ndarray:

@@ -58,7 +58,8 @@ class RowResultsMixin:
         return new_design(self, exog, transform, super()._transform_predict_exog)
 
     def decision_function(self, exog=None, transform: bool = True):
-        """``min_k w_k' x``: non-negative inside the polyhedron (class 1)."""
+        """``min_k w_k' x``: non-negative inside the polyhedron (the
+        ``inside`` class)."""
         return self.predict(exog, transform=transform, which="decision")
 
     def get_prediction(
@@ -84,7 +85,8 @@ class RowResultsMixin:
         exog : array_like or DataFrame, optional
             Rows to predict at (the estimation sample by default). With a
             formula model, a DataFrame the formula is applied to; rows with
-            missing values are dropped, as statsmodels does here.
+            missing values are dropped there, as statsmodels does, and kept
+            as NaN in rows of the design given directly (as Logit's).
         transform : bool, default True
             Apply the formula to ``exog``.
         which : {"mean"}

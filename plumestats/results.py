@@ -227,13 +227,13 @@ class PolyhedralMixtureLogitResults(
     @cache_readonly
     def aic(self) -> float:
         """Akaike information criterion, ``-2 llf + 2 K r``, ``K r`` the
-        identified parameters (:attr:`df_modelwc`)."""
+        identified parameters (``df_modelwc``)."""
         return self.info_criteria("aic")
 
     @cache_readonly
     def bic(self) -> float:
         """Bayesian information criterion, ``-2 llf + log(N) K r``, ``K r`` the
-        identified parameters (:attr:`df_modelwc`)."""
+        identified parameters (``df_modelwc``)."""
         return self.info_criteria("bic")
 
     def info_criteria(self, crit: str, dk_params: float = 0):

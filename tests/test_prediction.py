@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.api as sm
 import statsmodels.formula.api as smf
 from conftest import logistic_data
 from scipy.special import expit, logit
@@ -295,3 +296,62 @@ def test_formula_model_asks_for_a_frame_and_names_its_columns(new):
     new_rows = data.head(3)
     as_dict = {name: new_rows[name].tolist() for name in ("x1", "x2", "g")}
     np.testing.assert_allclose(res.predict(as_dict), res.predict(new_rows))
+
+
+def test_k1_array_rows_with_a_missing_value_stay_in_place(logit_pair):
+    """A design given as an array keeps its incomplete row as NaN, as Logit
+    does: the other rows keep their positions (they moved up one)."""
+    data, _, _ = logit_pair
+    design = np.column_stack([np.ones(len(data)), data[["x1", "x2"]]])
+    logit_res = sm.Logit(data.y.to_numpy(), design).fit(disp=0)
+    plume_res = ps.PolyhedralMixtureLogit(data.y.to_numpy(), design, k=1).fit()
+    new = design[:4].copy()
+    new[1, 1] = np.nan
+    expected = logit_res.get_prediction(new).summary_frame()
+    got = plume_res.get_prediction(new).summary_frame()
+    assert got.iloc[1].isna().all()
+    pd.testing.assert_frame_equal(got, expected, rtol=1e-6, atol=1e-12)
+    # the average skips the incomplete row
+    average = plume_res.get_prediction(new, average=True).predicted[0]
+    assert average == pytest.approx(got.predicted.drop(index=1).mean())
+
+
+@pytest.mark.parametrize("row", [[1.0, 0.1, 0.2], (1.0, 0.1, 0.2), [[1.0, 0.1, 0.2]]])
+def test_a_list_or_tuple_of_design_values_is_one_row(logit_pair, row):
+    _, logit_res, plume_res = logit_pair
+    expected = logit_res.get_prediction(row, transform=False).summary_frame()
+    got = plume_res.get_prediction(row, transform=False).summary_frame()
+    pd.testing.assert_frame_equal(got, expected, rtol=1e-6, atol=1e-12)
+
+
+def test_one_column_model_reads_a_series_as_rows():
+    """With K = 2 the parameters are not one value, which is how statsmodels
+    tells a one-column design's Series of rows from one row."""
+    data = logistic_data(300, d=1, seed=8)
+    res = ps.PolyhedralMixtureLogit(data.y, data[["x1"]], k=2).fit(alpha=1e-3)
+    rows = data["x1"].iloc[:3]
+    expected = res.predict(data[["x1"]].iloc[:3])
+    pd.testing.assert_series_equal(res.predict(rows), expected)
+    got = res.get_prediction(rows).summary_frame().predicted
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_l1_zeros_leave_the_prediction_errors_finite():
+    """An L1 fit's zeros are held fixed, as in its t tests: the predictions'
+    standard errors come from the estimated parameters alone."""
+    data = logistic_data(600, d=4, seed=9)
+    res = ps.plume("y ~ x1 + x2 + x3 + x4", data, k=1).fit_regularized(
+        alpha=40.0, method="l1"
+    )
+    assert res.trimmed.any() and not res.trimmed.all()
+    se = res.get_prediction(data.iloc[:5]).se
+    assert np.isfinite(se).all() and (se > 0).all()
+    # the same as the delta method on the free parameters by hand
+    free = ~res.trimmed
+    log_odds, jacobian = log_odds_and_jacobian(
+        res.model, np.asarray(res.params), res.model.exog[:5]
+    )
+    cov = np.asarray(res.cov_params())[np.ix_(free, free)]
+    var = np.einsum("ij,jk,ik->i", jacobian[:, free], cov, jacobian[:, free])
+    p = expit(log_odds)
+    np.testing.assert_allclose(se, p * (1 - p) * np.sqrt(var), rtol=1e-10)
