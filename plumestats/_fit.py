@@ -72,7 +72,7 @@ def check_fit_options(
         )
     return (
         check_positive_float(alpha, "alpha", allow_zero=True),
-        check_int(maxiter, "maxiter"),
+        check_int(maxiter, "maxiter", minimum=0),
         check_int(n_init, "n_init"),
         reseat,
     )
@@ -109,6 +109,14 @@ def fit_model(
     the defaults and whose docstring says what the options mean): the options
     checked, the runs (EM from the starts, or one of statsmodels'
     optimisers), then the results from one pass over the rows."""
+    if model.k == 1 or (start_params is not None and reseat is None):
+        reseat = 0  # no move can be made (one face), or none asked of given starts
+    elif start_params is not None and model.spec.flips and reseat:
+        raise ValueError(
+            "reseat moves a face of the PLUME fit a label-flip fit starts from; "
+            "with start_params (which start the label-flip fit itself) pass "
+            "reseat=0, or leave start_params out"
+        )
     alpha, maxiter, n_init, reseat = check_fit_options(
         method=(method, FIT_METHODS),
         mstep=mstep,
@@ -119,8 +127,6 @@ def fit_model(
         n_init=n_init,
         reseat=reseat,
     )
-    if start_params is not None or model.k == 1:
-        reseat = 0  # no move can be made: from given start values, or one face
     check_identified(model, alpha)
     chunksize = check_chunksize(model, chunksize, method, cov_type)
     check_memory(model, chunksize, slabs=method == "em")
@@ -143,6 +149,14 @@ def fit_model(
             model, shared, em, disp=disp, callback=callback, reseat=reseat, **kwargs
         )
     else:
+        _refuse_em_options(
+            method,
+            n_init=n_init,
+            mstep=mstep,
+            em_tol=em_tol,
+            tol=tol,
+            newton_finish=newton_finish,
+        )
         if method == "newton":  # statsmodels' newton stops on tol too
             kwargs["tol"] = check_positive_float(tol, "tol")
         problem, scaling, internal, retvals, optimizer, n_runs = _run_direct(
@@ -175,6 +189,34 @@ def fit_model(
     return build_results(
         model, problem, scaling, internal, retvals, settings, options=options
     )
+
+
+# what EM's own options are when not given (fit's defaults)
+_EM_DEFAULTS = {
+    "n_init": 1,
+    "mstep": "newton",
+    "em_tol": 1e-3,
+    "tol": 1e-8,
+    "newton_finish": True,
+}
+
+
+def _refuse_em_options(method: str, **given) -> None:
+    """statsmodels' optimisers run once, from one start, by their own rules:
+    EM's options would be silently ignored (``tol`` is statsmodels' own for
+    ``"newton"``)."""
+    ignored = [
+        name
+        for name, value in given.items()
+        if value != _EM_DEFAULTS[name] and not (name == "tol" and method == "newton")
+    ]
+    if ignored:
+        raise ValueError(
+            f"{', '.join(ignored)} only appl{'y' if len(ignored) > 1 else 'ies'} "
+            f"to method='em'; method={method!r} "
+            "runs statsmodels' optimiser once, from one start (pass maxiter and "
+            "the optimiser's own keywords, e.g. gtol for 'bfgs')"
+        )
 
 
 def _run_em(model, shared: dict, em: dict, *, disp, callback, reseat, **kwargs):

@@ -227,21 +227,16 @@ def em_runs(
     """
     problem, scaling = build_problem(model, alpha, chunksize)
     progress = progress if progress is not None else FitProgress(False)
-    if start_params is not None:
-        start = user_start(model, scaling, start_params)
-        progress.start(1, problem)
-        traces = _runs(problem, [start], options, mstep, progress, disp)
-        return problem, scaling, traces, []
     plume = _plume_stage(problem)
     rng = as_rng(random_state)
-    starts = []
-    for method in start_methods(init, n_init):
-        exog, y_pm, weights = start_sample(plume, method, rng)
-        starts.append(
-            make_start(
-                method, exog, y_pm, model.k, problem.metrics.penalty, rng, weights
-            )
-        )
+    if start_params is not None:
+        starts = [user_start(model, scaling, start_params)]
+        if plume is not problem:  # a label-flip start: one label-flip run
+            progress.start(1, problem)
+            traces = _runs(problem, starts, options, mstep, progress, disp)
+            return problem, scaling, traces, []
+    else:
+        starts = _starts(model, plume, init, n_init, rng)
     progress.start(len(starts), plume)
     traces = _runs(plume, starts, options, mstep, progress, disp)
     reseats = []
@@ -257,6 +252,17 @@ def em_runs(
         return problem, scaling, traces, reseats
     runs = _flip_stage(model, problem, [traces, reseats], options, mstep, progress)
     return problem, scaling, runs[0], runs[1]
+
+
+def _starts(model, plume: Problem, init: str, n_init: int, rng) -> list:
+    """The ``n_init`` start vectors of kind ``init`` (engine coordinates)."""
+    starts = []
+    for method in start_methods(init, n_init):
+        exog, y_pm, weights = start_sample(plume, method, rng)
+        starts.append(
+            make_start(method, exog, y_pm, model.k, plume.metrics.penalty, rng, weights)
+        )
+    return starts
 
 
 def _flip_stage(model, problem, plume_runs, options, mstep, progress) -> list:

@@ -149,8 +149,12 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         start_params=None,
         method: str = "em",
         maxiter: int = 500,
-        tol: float = 1e-8,
+        full_output: bool = True,
+        disp: bool = False,
+        callback=None,
+        retall: bool = False,
         *,
+        tol: float = 1e-8,
         flip_start: float = 0.05,
         **kwargs,
     ):
@@ -169,13 +173,16 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         maxiter, tol
             As for :meth:`PolyhedralMixtureLogit.fit`; ``maxiter`` applies to
             each run, PLUME's and the label-flip one.
+        full_output, disp, callback, retall
+            As for :meth:`PolyhedralMixtureLogit.fit` (statsmodels' order:
+            ``fit(start_params, method, maxiter, full_output, disp, ...)``).
         flip_start : float, default 0.05
             Flip rate the EM starts from, in ``(0, 0.5)``.
         **kwargs
             The other options of :meth:`PolyhedralMixtureLogit.fit` (``mstep``,
             ``init``, ``n_init``, ``random_state``, ``alpha``, ``em_tol``,
             ``reseat``, ``cov_type``, ``cov_kwds``, ``use_t``, ``chunksize``,
-            ``disp``, ``progress``, ``full_output``, ``retall``). Each of the
+            ``progress``). Each of the
             ``n_init`` PLUME runs (and each of PLUME's re-seating moves; with
             ``start_params`` there are none) starts one label-flip run, and the
             best label-flip log-likelihood is kept
@@ -198,7 +205,17 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         # read by the fit's label-flip stage and settings, for this fit only
         self._flip_start = flip_start
         try:
-            return super().fit(start_params, method, maxiter, tol, **kwargs)
+            return super().fit(
+                start_params,
+                method,
+                maxiter,
+                full_output,
+                disp,
+                callback,
+                retall,
+                tol=tol,
+                **kwargs,
+            )
         finally:
             del self._flip_start
 

@@ -361,8 +361,12 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         start_params=None,
         method: str = "em",
         maxiter: int = 500,
-        tol: float = 1e-8,
+        full_output: bool = True,
+        disp: bool = False,
+        callback=None,
+        retall: bool = False,
         *,
+        tol: float = 1e-8,
         mstep: str = "newton",
         init: str = "kmeans",
         n_init: int = 1,
@@ -370,15 +374,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         alpha: float = 0.0,
         em_tol: float = 1e-3,
         newton_finish: bool = True,
-        disp: bool = False,
-        callback=None,
         cov_type: str = "nonrobust",
         cov_kwds: dict | None = None,
         use_t: bool | None = None,
         chunksize: int | str | None = None,
         reseat: int | None = None,
-        full_output: bool = True,
-        retall: bool = False,
         progress: bool = False,
         **kwargs,
     ):
@@ -397,7 +397,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             statsmodels' undamped ``"newton"`` met a singular Hessian, the fit
             is not converged and a ``ConvergenceWarning`` says why.
         maxiter : int, default 500
-            Maximum number of iterations (EM and Newton steps together).
+            Most iterations, EM and Newton steps together (0: results at the start).
         tol : float, default 1e-8
             Convergence: a full Newton step on L, at a point where minus the
             Hessian is positive definite, whose largest component (standardised
@@ -421,11 +421,11 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             Number of EM runs from different starts; the best objective is kept
             and every run's final value is in ``mle_retvals["restarts_llf"]``.
         reseat : int, optional
-            Up to this many *re-seating moves* after the restarts (default 3
-            with ``method="em"``, else 0; K > 1). A move takes the best fit so
-            far, drops the face that owns the least of the outside class, fits
-            a new face to the inside class against the outside points the fit
-            calls inside, and reruns EM from there; it is kept only if it
+            Up to this many *re-seating moves* after the restarts (K > 1;
+            default 3 with ``method="em"``, 0 with ``start_params``). A move
+            takes the best fit so far, drops the face owning the fewest outside
+            points, fits a new face to the inside class against the outside
+            points the fit calls inside, and reruns EM; it is kept only if it
             raises the objective, and the moves stop at the first that does
             not. This leaves a local maximum that restarts rarely leave: an
             idle face (owning none of the outside class, or sharing a side

@@ -758,7 +758,7 @@ refuses(
 
 # ================================================================ fit options
 FIT_REFUSALS = [
-    ("maxiter=0", {"maxiter": 0}, ValueError, "maxiter must be an integer >= 1"),
+    ("maxiter=-1", {"maxiter": -1}, ValueError, "maxiter must be an integer >= 0"),
     ("maxiter=1.5", {"maxiter": 1.5}, ValueError, "maxiter must be an integer"),
     ("tol=0", {"tol": 0}, ValueError, "tol must be a finite number > 0"),
     ("tol=nan", {"tol": float("nan")}, ValueError, "tol must be a finite number"),

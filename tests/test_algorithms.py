@@ -327,6 +327,19 @@ def test_direct_methods_refuse_a_penalty(simulated):
         ps.plume(formula, data, k=2).fit(method="bfgs", alpha=0.1)
 
 
+@pytest.mark.parametrize(
+    "options",
+    [{"n_init": 3}, {"mstep": "gradient"}, {"em_tol": 0.5}, {"newton_finish": False}],
+)
+def test_direct_methods_refuse_em_options(simulated, options):
+    """They were accepted, ignored, and written into mle_settings."""
+    data, _, formula = simulated
+    with pytest.raises(ValueError, match=f"{next(iter(options))} only applies"):
+        ps.plume(formula, data, k=2).fit(method="bfgs", **options)
+    with pytest.raises(ValueError, match="tol only applies"):
+        ps.plume(formula, data, k=2).fit(method="bfgs", tol=1e-4)
+
+
 @pytest.mark.parametrize("method", ["newton", "bfgs", "lbfgs", "ncg"])
 def test_statsmodels_optimiser_at_a_saddle_is_not_converged(method):
     # From zeros both experts stay identical: the gradient vanishes at the K = 1

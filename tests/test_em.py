@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import numpy as np
@@ -142,6 +143,42 @@ def test_disp_reports_each_restart(capsys):
     np.testing.assert_allclose(finals, res.mle_retvals["restarts_llf"], rtol=1e-9)
     res = ps.plume("y ~ x1 + x2", data, k=2).fit(n_init=3)
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize(
+    "model_class", [PolyhedralMixtureLogit, ps.LabelFlipPolyhedralLogit]
+)
+def test_fit_takes_statsmodels_positional_arguments(model_class):
+    """fit(start_params, method, maxiter, full_output, disp, callback, retall)
+    as statsmodels' GenericLikelihoodModel.fit (Logit.fit's first seven): a
+    Logit script's positional call means the same here (the fourth was tol,
+    which stopped EM early)."""
+    from statsmodels.base.model import GenericLikelihoodModel
+    from statsmodels.discrete.discrete_model import Logit
+
+    ours = list(inspect.signature(model_class.fit).parameters)
+    theirs = list(inspect.signature(GenericLikelihoodModel.fit).parameters)
+    assert ours[:7] == list(inspect.signature(Logit.fit).parameters)[:7]
+    assert (
+        ours[:8]
+        == theirs[:8]
+        == [
+            "self",
+            "start_params",
+            "method",
+            "maxiter",
+            "full_output",
+            "disp",
+            "callback",
+            "retall",
+        ]
+    )
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=1)
+    model = PolyhedralMixtureLogit.from_formula("y ~ x1 + x2", data, k=2)
+    positional = model.fit(None, "em", 500, 0, reseat=0)
+    keywords = model.fit(full_output=False, reseat=0)
+    assert "llf_history" not in positional.mle_retvals
+    np.testing.assert_array_equal(positional.params, keywords.params)
 
 
 def test_callback_sees_every_iteration():

@@ -79,6 +79,30 @@ def test_reseat_leaves_the_local_maximum_and_recovers_every_face(stuck_fit):
     assert plain.mle_retvals["reseat_llf"].size == 0
 
 
+def test_explicit_reseat_moves_from_given_start_params(stuck_fit):
+    """start_params alone make no move (the default); an explicit reseat
+    makes its moves from the run of the given start, as from a restart."""
+    fits, truth = stuck_fit
+    model = fits[0].model
+    start = fits[0].params.to_numpy()
+    plain = model.fit(start_params=start, alpha=1e-5)
+    moved = model.fit(start_params=start, alpha=1e-5, reseat=6, random_state=2)
+    assert (
+        plain.mle_settings["reseat"] == 0 and plain.mle_retvals["reseat_llf"].size == 0
+    )
+    assert moved.mle_settings["reseat"] == 6
+    assert moved.mle_retvals["reseat_llf"].size >= 1
+    assert moved.llf > plain.llf + 20
+    assert _matched_cosines(moved.hyperplanes, truth).min() > 0.99
+
+
+def test_reseat_with_label_flip_start_params_is_refused():
+    data = ps.simulate_plume(300, [[1.0, 2.0, 0.5], [1.0, -1.5, 1.0]], random_state=0)
+    model = ps.plume_flip("y ~ x1 + x2", data, k=2)
+    with pytest.raises(ValueError, match="reseat=0"):
+        model.fit(start_params=np.append(model.start_params[:-1], -2.0), reseat=1)
+
+
 def test_reseat_never_lowers_the_objective():
     improved = 0
     for seed in range(4):
