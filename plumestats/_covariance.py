@@ -30,12 +30,15 @@ from statsmodels.stats.outliers_influence import MLEInfluence
 from statsmodels.tools.grouputils import combine_indices
 from statsmodels.tools.sm_exceptions import HessianInversionWarning
 
+from ._validation import check_choice
+
 __all__ = [
     "BLOCK_COV_TYPES",
     "COV_TYPES",
     "Covariance",
     "PolyhedralInfluence",
     "SandwichData",
+    "canonical_cov_type",
     "compute_covariance",
     "generalised_leverage",
     "invert_information",
@@ -285,6 +288,17 @@ COV_TYPES = {
     **{kind: _heteroscedasticity_robust(kind) for kind in _HC_DESCRIPTIONS},
     "cluster": _cluster,
 }
+
+
+def canonical_cov_type(cov_type) -> str:
+    """``cov_type`` by its canonical name, in any case (statsmodels takes
+    ``"hc0"`` for ``"HC0"``)."""
+    if isinstance(cov_type, str):
+        cov_type = {name.lower(): name for name in COV_TYPES}.get(
+            cov_type.lower(), cov_type
+        )
+    check_choice(cov_type, "cov_type", tuple(COV_TYPES))
+    return cov_type
 
 
 # what a fit by row blocks can compute: the meat needs only the summed outer

@@ -10,7 +10,7 @@ one path.
 from __future__ import annotations
 
 from ._build import build_results
-from ._covariance import BLOCK_COV_TYPES, COV_TYPES
+from ._covariance import BLOCK_COV_TYPES, canonical_cov_type
 from ._direct import fit_direct
 from ._em import EMOptions
 from ._fitting import best_run, em_runs, printer
@@ -53,7 +53,7 @@ def auto_chunksize(n_cols: int, k: int) -> int:
 
 
 def check_fit_options(
-    *, method, mstep, init, cov_type, alpha, maxiter, n_init, reseat
+    *, method, mstep, init, alpha, maxiter, n_init, reseat
 ) -> tuple[float, int, int, int]:
     """Validate the options :meth:`PolyhedralMixtureLogit.fit` shares with its
     variants; ``method`` is ``(value, allowed)``. Returns ``alpha``,
@@ -61,7 +61,6 @@ def check_fit_options(
     check_choice(method[0], "method", method[1])
     check_choice(mstep, "mstep", tuple(MSTEPS))
     check_choice(init, "init", INIT_METHODS)
-    check_choice(cov_type, "cov_type", tuple(COV_TYPES))
     if reseat is None:  # the default: the moves where EM can make them
         reseat = DEFAULT_RESEAT if method[0] == "em" else 0
     reseat = check_int(reseat, "reseat", minimum=0)
@@ -121,12 +120,12 @@ def fit_model(
         method=(method, FIT_METHODS),
         mstep=mstep,
         init=init,
-        cov_type=cov_type,
         alpha=alpha,
         maxiter=maxiter,
         n_init=n_init,
         reseat=reseat,
     )
+    cov_type = canonical_cov_type(cov_type)
     check_identified(model, alpha)
     chunksize = check_chunksize(model, chunksize, method, cov_type)
     check_memory(model, chunksize, slabs=method == "em")

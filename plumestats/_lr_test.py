@@ -112,10 +112,15 @@ def compare_lr_test(
     Returns
     -------
     LRTestResult or LRBootstrapResult
-        ``(statistic, pvalue, df)``; with ``method="bootstrap"`` also
-        ``bootstrap_pvalue``, ``n_boot``, ``n_failed`` (draws whose refit
-        raised, left out), ``n_unsettled`` (draws kept whose refits did not
-        both converge) and the draws' ``statistics``.
+        Named tuples. ``LRTestResult`` is ``(statistic, pvalue, df)``, as
+        statsmodels' ``compare_lr_test``. ``LRBootstrapResult`` (with
+        ``method="bootstrap"``) starts with the same three, ``pvalue`` still
+        the chi-square one, then ``bootstrap_pvalue`` (the p-value to read),
+        ``n_boot``, ``n_failed`` (draws whose refit raised, left out),
+        ``n_unsettled`` (draws kept whose refits did not both converge) and the
+        draws' ``statistics``: unpack ``result[:3]``, or read the fields by
+        name. ``df`` counts the identified parameters (``df_model + 1`` of
+        each fit: an L1 fit's nonzero ones).
 
     Notes
     -----
@@ -154,12 +159,14 @@ def compare_lr_test(
     if method == "bootstrap":
         n_boot = check_int(n_boot, "n_boot")
         _check_bootstrappable(restricted, full)
-    n_small, n_large = len(restricted.params), len(full.params)
     if restricted.nobs != full.nobs:
         raise ValueError(
             f"the two fits use different observations ({restricted.nobs} and "
             f"{full.nobs}); fit both on the same data"
         )
+    # the identified parameters each fit counts (statsmodels' df_model + 1:
+    # a collinear design's rank, an L1 fit's nonzero ones), as Logit's test
+    n_small, n_large = (round(fit.df_model) + 1 for fit in (restricted, full))
     df = n_large - n_small
     if df <= 0:
         raise ValueError(
@@ -262,7 +269,7 @@ def _tests_no_flips(restricted, full) -> bool:
         small, LabelFlipPolyhedralLogit
     ):
         return False
-    if list(small.exog_names) != list(big.exog_names):
+    if not _same_design(small, big):
         return False
     if isinstance(small, PolyhedralMixtureLogit):
         return (
@@ -272,6 +279,20 @@ def _tests_no_flips(restricted, full) -> bool:
         )
     # statsmodels' Logit is PLUME with one face
     return isinstance(small, Logit) and big.k == 1
+
+
+def _same_design(small, big) -> bool:
+    """The same design matrix (a statsmodels ``Logit`` on arrays names its
+    columns ``const, x1, ...`` where a formula says ``Intercept``); by the
+    names alone when a fit no longer has its data."""
+    in_memory = all(
+        model.exog is not None and getattr(model, "_row_source", None) is None
+        for model in (small, big)
+    )
+    if not in_memory:  # removed data, or Dask partitions
+        return list(small.exog_names) == list(big.exog_names)
+    small_exog, big_exog = np.asarray(small.exog), np.asarray(big.exog)
+    return small_exog.shape == big_exog.shape and np.array_equal(small_exog, big_exog)
 
 
 class LRBootstrapResult(NamedTuple):

@@ -15,6 +15,9 @@ of size ``N``, with probability at least ``1 - delta``
     c_2 = 3 (1 + e^{W_{max} R})\\, e^{\\gamma (W_{max} + W_{min}) R},
 
 where :math:`\\hat R_\\phi` is the mean negative log-likelihood on the sample.
+With K = 1 the gate is constant, so the class is the same at every gamma and
+the bound holds at its infimum over gamma: the factor
+:math:`e^{\\gamma (W_{max} + W_{min}) R}` is 1 (logistic regression's bound).
 
 The test-set bound (:func:`holdout_bound`) inverts the binomial tail of the
 number of errors on held-out data; it needs fresh data but no complexity term.
@@ -68,7 +71,7 @@ class RademacherBound:
     @property
     def vacuous(self) -> bool:
         """True when the bound exceeds 1, i.e. says nothing about the error rate."""
-        return self.log_total > 0.0
+        return not self.log_total <= 0.0  # NaN says nothing either
 
     @property
     def log10_total(self) -> float:
@@ -156,13 +159,29 @@ def rademacher_bound(
     """
     if not 0 < delta < 1:
         raise ValueError(f"delta must lie in (0, 1), got {delta}")
-    weights = np.atleast_2d(np.asarray(weights, dtype=float))
+    weights = np.asarray(weights, dtype=float)
+    if weights.ndim != 2:
+        raise ValueError(
+            "weights must be the (K, p) hyperplanes, one row per face (e.g. "
+            f"results.hyperplanes), got shape {weights.shape}"
+        )
     k = weights.shape[0]
     if exog is not None:
+        exog = np.asarray(exog, dtype=float)
+        if exog.ndim != 2 or exog.shape[1] != weights.shape[1]:
+            raise ValueError(
+                f"exog must have the hyperplanes' {weights.shape[1]} columns, got "
+                f"shape {exog.shape}"
+            )
         radius = float(np.max(np.linalg.norm(exog, axis=1)))
         nobs = exog.shape[0]
     elif radius is None or nobs is None:
         raise ValueError("give either exog, or both radius and nobs")
+    if not (np.isfinite(radius) and np.isfinite(weights).all()):
+        raise ValueError(
+            "exog (or radius) and weights must be finite: drop the rows with "
+            "missing values, as the fit did"
+        )
     return _bound_from_norms(
         np.linalg.norm(weights, axis=1), radius, nobs, mean_nll, gamma, delta, k
     )
@@ -171,7 +190,8 @@ def rademacher_bound(
 def _bound_from_norms(norms, radius, nobs, mean_nll, gamma, delta, k):
     w_max, w_min = float(norms.max()), float(norms.min())
     log_a = float(np.logaddexp(0.0, w_max * radius))  # log(1 + e^{W_max R})
-    log_e = gamma * (w_max + w_min) * radius
+    # the gate's factor; one face has a constant gate, whatever gamma is
+    log_e = 0.0 if k == 1 else gamma * (w_max + w_min) * radius
     log_c1 = log_a + log_e + math.log(3.0 * math.sqrt(k - 1) / math.sqrt(2.0) + 1.0)
     log_c2 = math.log(3.0) + log_a + log_e
     spread = float(norms.sum()) * radius / math.sqrt(nobs)
@@ -316,9 +336,9 @@ class BoundsMixin:
 
         See :func:`~plumestats.api.rademacher_bound` for the formula and for how
         the bias terms are treated (augmented vectors). Not defined for the hard
-        model (gamma is infinite there).
+        model with K > 1 (gamma is infinite there).
         """
-        if not np.isfinite(self.gamma):
+        if not np.isfinite(self.gamma) and self.k > 1:
             raise ValueError(
                 "the Rademacher bound is for PLUME's soft gate; with hard gating "
                 "(gamma = infinity) it is infinite"

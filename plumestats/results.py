@@ -259,6 +259,8 @@ class PolyhedralMixtureLogitResults(
         -------
         float, or (float, float) for ``"gbic"``
         """
+        if isinstance(crit, str):
+            crit = crit.lower()  # as statsmodels: "AIC" too
         check_choice(crit, "crit", ("aic", "bic", "tic", "gbic"))
         n_params = self.df_modelwc + dk_params
         if crit == "aic":

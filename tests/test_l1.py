@@ -81,6 +81,25 @@ def _scalar(test: str) -> dict:
     return {"scalar": True} if test == "wald_test" else {}
 
 
+def test_lr_test_of_l1_fits_counts_their_nonzero_parameters():
+    """As statsmodels' compare_lr_test (by df_resid): the zeros are not
+    estimated, so df is the difference of the nonzero counts."""
+    endog, exog = _logit_data()
+    fits = [
+        PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(alpha=a, method="l1")
+        for a in (40.0, 3.0)
+    ]
+    references = [_statsmodels_l1(np.r_[0.0, np.full(5, a)]) for a in (40.0, 3.0)]
+    ours = ps.compare_lr_test(*fits)
+    # statsmodels' rule (OLS's compare_lr_test): df from df_resid, which its
+    # L1 Logit counts by the nonzero parameters
+    df = references[0].df_resid - references[1].df_resid
+    statistic = 2 * (references[1].llf - references[0].llf)
+    assert fits[1].nnz_params > fits[0].nnz_params
+    assert ours.df == fits[1].nnz_params - fits[0].nnz_params == df
+    np.testing.assert_allclose(ours.statistic, statistic, rtol=1e-4)
+
+
 def test_l1_is_the_default_as_in_statsmodels():
     # a script written for Logit.fit_regularized runs as it reads
     endog, exog = _logit_data()

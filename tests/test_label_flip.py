@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+import statsmodels.formula.api as smf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -256,6 +257,27 @@ def test_lr_test_against_plume_refers_to_the_boundary_mixture(noisy_fit):
     statistic, pvalue, df = ps.compare_lr_test(other, res)
     assert df == 1
     assert pvalue == pytest.approx(stats.chi2.sf(statistic, 1))
+
+
+def test_lr_test_recognises_logit_on_the_same_design_whatever_its_names():
+    """statsmodels' Logit on arrays names the columns const, x1, x2; the flip
+    model's formula says Intercept: the same design, so the same mixture
+    p-value (it fell back to chi2_1, twice as large)."""
+    rng = np.random.default_rng(11)
+    data = pd.DataFrame(rng.normal(size=(800, 2)), columns=["x1", "x2"])
+    clean = rng.random(800) < expit(4.0 * data.x1 - 3.0 * data.x2)
+    data["y"] = np.where(rng.random(800) < 0.15, ~clean, clean).astype(int)
+    flips = ps.plume_flip("y ~ x1 + x2", data, k=1).fit()
+    assert not flips.mle_retvals["boundary"]
+    design = sm.add_constant(data[["x1", "x2"]]).to_numpy()
+    named = smf.logit("y ~ x1 + x2", data).fit(disp=0)
+    unnamed = sm.Logit(data["y"].to_numpy(), design).fit(disp=0)
+    by_formula, by_arrays = (ps.compare_lr_test(fit, flips) for fit in (named, unnamed))
+    assert by_arrays.statistic == pytest.approx(by_formula.statistic, rel=1e-6)
+    assert by_arrays.pvalue == pytest.approx(by_formula.pvalue, rel=1e-5)
+    assert by_formula.pvalue == pytest.approx(
+        0.5 * stats.chi2.sf(by_formula.statistic, 1)
+    )
 
 
 def test_lr_test_for_flips_holds_its_size_under_the_null():

@@ -131,6 +131,19 @@ def test_sandwich_covariances_match_logit(cov_type):
     assert plume.cov_type == cov_type
 
 
+def test_names_in_any_case_as_statsmodels_takes_them():
+    """cov_type="hc0" and info_criteria("AIC") work in statsmodels; they were
+    refused here."""
+    data = logistic_data(nobs=400, d=3, seed=5)
+    logit, plume = _pair("y ~ x1 + x2 + x3", data, cov_type="hc0")
+    assert plume.cov_type == "HC0"
+    np.testing.assert_allclose(plume.bse.to_numpy(), logit.bse.to_numpy(), rtol=RTOL)
+    for crit in ("AIC", "Bic"):
+        np.testing.assert_allclose(
+            plume.info_criteria(crit), logit.info_criteria(crit), rtol=RTOL
+        )
+
+
 def test_wald_and_t_test_match_logit():
     data = logistic_data(nobs=400, d=3, seed=6)
     logit, plume = _pair("y ~ x1 + x2 + x3", data)

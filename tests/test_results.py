@@ -144,6 +144,38 @@ def test_rademacher_bound_small_case_by_hand():
     assert "Rademacher bound" in str(bound)
 
 
+def test_one_face_bound_does_not_depend_on_gamma():
+    """With K = 1 the gate is constant: the model, and so its bound, is the
+    same at every gamma (and for the hard model), logistic regression's
+    (1 + e^{W R}) terms without the gate's factor."""
+    data = logistic_data(300, d=2, seed=3)
+    bounds = [
+        ps.plume("y ~ x1 + x2", data, k=1, gamma=gamma).fit().rademacher_bound()
+        for gamma in (0.5, 1.0, 5.0)
+    ]
+    bounds.append(ps.spla1("y ~ x1 + x2", data, k=1).fit().rademacher_bound())
+    logs = [bound.log_total for bound in bounds]
+    np.testing.assert_allclose(logs, logs[0], rtol=1e-9)
+    w, r = bounds[0].weight_norms[0], bounds[0].radius
+    assert bounds[0].c2 == pytest.approx(3 * (1 + math.exp(w * r)), rel=1e-12)
+    assert bounds[0].c1 == pytest.approx(1 + math.exp(w * r), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("weights", "exog", "match"),
+    [
+        (np.ones(6), np.ones((4, 3)), "one row per face"),
+        (np.ones((2, 3)), np.ones((4, 2)), "the hyperplanes' 3 columns"),
+        (np.ones((2, 2)), np.array([[1.0, np.nan], [1.0, 0.0]]), "must be finite"),
+    ],
+)
+def test_rademacher_bound_checks_its_inputs(weights, exog, match):
+    """A flat parameter vector was read as one face of K p weights, and a
+    missing value made the bound NaN yet 'non-vacuous'."""
+    with pytest.raises(ValueError, match=match):
+        ps.rademacher_bound(weights, exog, mean_nll=0.5, gamma=1.0)
+
+
 def test_summary_shows_the_bound_as_a_reader_can_use_it(fitted):
     _, res = fitted
     bound = res.rademacher_bound(0.05)
