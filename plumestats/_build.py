@@ -62,6 +62,8 @@ def build_results(
     )
     # statsmodels' optimisers record the path in the user's units already
     engine_units = scaling if settings["method"] == "em" else None
+    if engine_units is None:
+        _reorder_optimizer_retvals(retvals, perm)
     finish_retvals(
         retvals,
         user_weights(model.k, order, engine_units, n_extra),
@@ -86,6 +88,22 @@ def build_results(
         options,
         data_sums,
     )
+
+
+# statsmodels' optimisers' own vectors and matrices over the parameters
+# (newton's score and Hessian, bfgs' gradient and inverse Hessian)
+_OPTIMIZER_PARAMETER_RETVALS = ("score", "gopt", "Hessian", "Hinv")
+
+
+def _reorder_optimizer_retvals(retvals: dict, perm: np.ndarray) -> None:
+    """Those retvals in the faces' final order, as ``params`` (they were in the
+    optimiser's order)."""
+    for key in _OPTIMIZER_PARAMETER_RETVALS:
+        value = retvals.get(key)
+        if isinstance(value, np.ndarray) and value.shape == (perm.size,):
+            retvals[key] = value[perm]
+        elif isinstance(value, np.ndarray) and value.shape == (perm.size,) * 2:
+            retvals[key] = value[np.ix_(perm, perm)]
 
 
 def _print_report(retvals: dict, settings: dict, mean_llf: float, extras="") -> None:

@@ -152,6 +152,9 @@ def _optimize(model, arguments: dict, callback, progress):
             " (it met an exactly singular Hessian: its undamped Newton steps did "
             "not settle)"
         )
+    if arguments.get("retall") and "allvecs" not in optimizer_retvals:
+        # lbfgs keeps no path, and a failed Newton none: the iterates recorded
+        optimizer_retvals["allvecs"] = iterates
     return optimizer_retvals, params, len(iterates) - 1, singular
 
 

@@ -327,6 +327,24 @@ def test_direct_methods_refuse_a_penalty(simulated):
         ps.plume(formula, data, k=2).fit(method="bfgs", alpha=0.1)
 
 
+def test_optimiser_retvals_follow_the_faces_order(simulated):
+    """statsmodels' own score, Hessian and gradient in mle_retvals line up with
+    params, whose faces are reordered after the fit (they did not)."""
+    data, _, formula = simulated
+    model = ps.plume(formula, data, k=2)
+    faces = model.fit().params.to_numpy().reshape(2, -1)
+    swapped = faces[::-1].ravel() * 1.01  # the optimiser ends with face 2 first
+    newton = model.fit(start_params=swapped, method="newton")
+    params = newton.params.to_numpy()
+    # statsmodels minimises -llf / nobs
+    np.testing.assert_allclose(
+        newton.mle_retvals["Hessian"], -model.hessian(params) / model.nobs, rtol=1e-6
+    )
+    bfgs = model.fit(start_params=swapped, method="bfgs")
+    expected = -model.score(bfgs.params.to_numpy()) / model.nobs
+    np.testing.assert_allclose(bfgs.mle_retvals["gopt"], expected, atol=1e-9)
+
+
 @pytest.mark.parametrize(
     "options",
     [{"n_init": 3}, {"mstep": "gradient"}, {"em_tol": 0.5}, {"newton_finish": False}],

@@ -350,3 +350,21 @@ def test_huge_weights_need_no_more_memory(weighted):
     plain = ps.plume(FORMULA, data, k=1).fit()
     _close(res.params, plain.params, 1e-7)
     _close(res.bse * np.sqrt(1e7), plain.bse, 1e-7)
+
+
+def test_zero_weights_beyond_the_start_sample_start_alike_by_blocks():
+    """The starts read at most 5000 rows: in memory they were drawn among the
+    rows of positive weight, by blocks among all rows (then the zeros left
+    out), so the two fits started from different rows."""
+    data, _ = ps.simulate_polyhedron(6000, d=2, k=3, noise=0.05, random_state=0)
+    y = data.pop("y")
+    weights = np.random.default_rng(1).integers(0, 3, size=len(y)).astype(float)
+    model = PM(y, data.assign(const=1.0), k=3, freq_weights=weights)
+    options = {"maxiter": 1, "retall": True, "reseat": 0}
+    with pytest.warns(Warning):  # one iteration: not converged
+        starts = [
+            model.fit(**options, chunksize=chunks).mle_retvals["allvecs"][0]
+            for chunks in (None, 2000)
+        ]
+    # the standardisation by blocks rounds differently; the rows are the same
+    np.testing.assert_allclose(starts[0], starts[1], rtol=1e-6, atol=1e-8)
