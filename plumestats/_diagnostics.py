@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 from statsmodels.tools.sm_exceptions import (
@@ -66,7 +66,7 @@ FLAG_TEXT = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FitDiagnostics:
     """Whether the optimum is a regular interior maximum.
 
@@ -105,6 +105,19 @@ class FitDiagnostics:
     gate_mass: np.ndarray
     n_perfect: int
     flags: tuple[str, ...]
+
+    def _key(self) -> tuple:
+        return (*astuple(self)[:4], tuple(self.gate_mass), self.n_perfect, self.flags)
+
+    # by value, gate_mass included (a generated __eq__ compared the array's
+    # truth value, which raised)
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, FitDiagnostics):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     @property
     def interior(self) -> bool:

@@ -123,8 +123,14 @@ def _read_array(body) -> np.ndarray:
         values = np.array([_text(v) for v in data], dtype=np.longdouble)
     elif dtype == "float64":
         values = np.array([_number(decode(v)) for v in data], dtype=float)
-    else:
-        values = np.array([_number(v) for v in data], dtype=dtype)
+    else:  # int64 and bool arrays hold exactly their kind (a float would be cut)
+        kind = bool if dtype == "bool" else int
+        if not all(type(v) is kind for v in data):
+            raise ValueError(f"an array of dtype {dtype} holds other values")
+        try:
+            values = np.array(data, dtype=dtype)
+        except OverflowError as exc:
+            raise ValueError(f"an {dtype} array holds a value out of range") from exc
     if values.size != math.prod(shape):
         raise ValueError(f"an array of shape {shape} holds {values.size} values")
     return values.reshape(shape)

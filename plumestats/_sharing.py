@@ -259,7 +259,14 @@ def results_from_json(text: str, source: str = "the JSON text"):
         return _rebuild(document["model"], document["results"])
     except UnsafeFormulaError as exc:
         raise ValueError(f"{source} holds a formula that is not safe: {exc}") from exc
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (
+        KeyError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        IndexError,
+        OverflowError,
+    ) as exc:
         # (patsy's PatsyError, for a design that does not hold together, is a
         # ValueError here: see _model_data)
         missing = f"no {exc} entry" if isinstance(exc, KeyError) else str(exc)

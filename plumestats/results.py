@@ -282,10 +282,15 @@ class PolyhedralMixtureLogitResults(
             model, "tic and gbic need", "refit the model, or use 'aic' or 'bic'"
         )
         params = np.asarray(self.params, dtype=float)
-        neg_hessian = -np.asarray(model.hessian(params))
+        # a flip rate held at its boundary is no estimate: its row would put
+        # the hold's arbitrary curvature into the ratio (-log 1e-8 in GBIC)
+        free = np.ones(params.size, dtype=bool)
+        free[-1] = not self.mle_retvals.get("boundary", False)
+        block = np.ix_(free, free)
+        neg_hessian = -np.asarray(model.hessian(params))[block]
         if self.cov_type != "nonrobust":
-            return np.asarray(self.cov_params()) @ neg_hessian
-        outer = self._score_outer_product
+            return np.asarray(self.cov_params())[block] @ neg_hessian
+        outer = self._score_outer_product[block]
         try:
             return np.linalg.solve(neg_hessian, outer)
         except np.linalg.LinAlgError:

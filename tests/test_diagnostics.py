@@ -62,6 +62,19 @@ def test_regular_k2_fit_raises_no_flag():
     assert WARNING_NOTE not in str(res.summary())
 
 
+
+def test_diagnostics_compare_and_hash_by_value(tmp_path):
+    """Equal after a JSON round trip, hashable (the generated comparison took
+    the truth value of gate_mass and raised)."""
+    truth = np.array([[1.0, -2.0, 0.0], [1.0, 1.0, -1.7]])
+    data = simulate_plume(500, truth, gamma=1.0, random_state=2)
+    res = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    res.save_json(tmp_path / "fit.json")
+    loaded = ps.load_json(tmp_path / "fit.json").diagnostics
+    assert loaded == res.diagnostics and hash(loaded) == hash(res.diagnostics)
+    assert res.diagnostics != ps.plume("y ~ x1", data, k=2).fit().diagnostics
+
+
 def test_injected_separation_is_flagged_in_the_summary():
     rng = np.random.default_rng(4)
     x = rng.standard_normal((300, 2))

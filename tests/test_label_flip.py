@@ -173,6 +173,14 @@ def test_noise_free_labels_give_plume_at_the_boundary():
     assert unwrapped.cov_params(r_matrix=row, scale=2.0) == pytest.approx(
         2.0 * unwrapped.cov_params(r_matrix=row), rel=1e-12
     )
+    # TIC and GBIC read the information of the estimated parameters: PLUME's,
+    # GBIC counting one parameter more (BIC's log N); the held rate's hold
+    # added -log(1e-8) = 18.4 to GBIC
+    assert res.info_criteria("tic") == pytest.approx(
+        plain.info_criteria("tic"), rel=1e-5
+    )
+    extra = res.info_criteria("gbic")[0] - plain.info_criteria("gbic")[0]
+    assert extra == pytest.approx(np.log(res.nobs), abs=1e-3)
 
 
 def test_hard_noisy_polytope_without_penalty_warns_of_separation():

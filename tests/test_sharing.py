@@ -299,6 +299,22 @@ def test_malformed_files_get_a_clear_error(fits, change, message):
         results_from_json(change(document))
 
 
+@pytest.mark.parametrize(
+    ("dtype", "data", "message"),
+    [
+        ("int64", [1.5, 2.9], "holds other values"),  # was cut to [1, 2]
+        ("bool", [2, 0.5], "holds other values"),  # was [True, True]
+        ("int64", [2**70], "out of range"),  # was an OverflowError
+    ],
+)
+def test_integer_and_boolean_arrays_hold_exactly_their_kind(dtype, data, message):
+    from plumestats._json_codec import decode
+
+    body = {"__ndarray__": {"dtype": dtype, "shape": [len(data)], "data": data}}
+    with pytest.raises(ValueError, match=message):
+        decode(body)
+
+
 def test_an_unsafe_formula_in_a_file_is_refused_and_never_runs(
     fits, new_data, tmp_path, monkeypatch
 ):
