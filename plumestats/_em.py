@@ -60,7 +60,8 @@ class EMOptions:
     em_tol: float = 1e-3
     gtol: float = 1e-6
     newton_finish: bool = True
-    callback: Callable[[int, float, str], None] | None = None
+    # after each iteration: (iteration, objective, step kind, parameters)
+    callback: Callable[[int, float, str, np.ndarray], None] | None = None
     # keep the parameters after every iteration (statsmodels' retall)
     retall: bool = False
 
@@ -126,7 +127,7 @@ class _Run:
         if self.path is not None:
             self.path.append(self.params.copy())
         if self.options.callback is not None:
-            self.options.callback(len(self.steps), self.value, kind)
+            self.options.callback(len(self.steps), self.value, kind, self.params)
 
     def evaluate(self, trial: np.ndarray):
         return self.problem.evaluate_objective(trial)

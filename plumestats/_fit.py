@@ -228,7 +228,7 @@ def _run_em(model, shared: dict, em: dict, *, disp, callback, reseat, **kwargs):
         tol=check_positive_float(em["tol"], "tol"),
         em_tol=check_positive_float(em["em_tol"], "em_tol"),
         newton_finish=bool(em["newton_finish"]),
-        callback=reporter.callback(printer(callback) if disp else callback),
+        callback=reporter.callback(printer(None) if disp else None),
         retall=shared["retall"],
     )
     problem, scaling, runs, reseats = em_runs(
@@ -244,6 +244,7 @@ def _run_em(model, shared: dict, em: dict, *, disp, callback, reseat, **kwargs):
         disp=bool(disp),
         reseat=reseat,
         progress=reporter,
+        callback=callback,
     )
     internal, retvals = best_run(problem, runs, reseats)
     flips = ", label flips" if model.spec.flips else ""

@@ -215,6 +215,7 @@ def em_runs(
     disp=False,
     reseat=0,
     progress=None,
+    callback=None,
 ):
     """EM from one or several starts, then up to ``reseat`` re-seating moves
     from the best (:mod:`plumestats._start`): the problem, its scaling, one
@@ -223,9 +224,16 @@ def em_runs(
 
     With ``disp`` (and several starts) a line after each run says where it
     ended. ``progress`` (a :class:`~plumestats._parallel.FitProgress`, whose
-    callback ``options`` carries) counts the runs on a bar.
+    callback ``options`` carries) counts the runs on a bar. ``callback`` is
+    the user's, called as statsmodels' optimisers call it, with the
+    parameters after each iteration in the user's units.
     """
     problem, scaling = build_problem(model, alpha, chunksize)
+    if callback is not None:
+        options = replace(
+            options,
+            callback=_user_callback(options.callback, callback, model.k, scaling),
+        )
     progress = progress if progress is not None else FitProgress(False)
     plume = _plume_stage(problem)
     rng = as_rng(random_state)
@@ -335,12 +343,27 @@ def user_weights(k: int, order, scaling=None, n_extra: int = 0):
     return to_user
 
 
+def _user_callback(engine_callback, user_callback, k: int, scaling):
+    """The engine's callback (or None), then ``user_callback(params)`` with the
+    run's parameters in the user's units (faces in the run's own order; a
+    label-flip run's ``flip_logit`` last)."""
+
+    def callback(iteration, value, kind, params):
+        if engine_callback is not None:
+            engine_callback(iteration, value, kind, params)
+        n_extra = params.size - k * scaling.scale.size
+        to_user = user_weights(k, np.arange(k), scaling, n_extra)
+        user_callback(to_user(params))
+
+    return callback
+
+
 def printer(user_callback):
     """A callback that prints one line per iteration, like statsmodels' disp."""
 
-    def report(iteration, value, kind):
+    def report(iteration, value, kind, params):
         print(f"iter {iteration:4d}  {kind:<8s}  objective = {value:.10g}")
         if user_callback is not None:
-            user_callback(iteration, value, kind)
+            user_callback(iteration, value, kind, params)
 
     return report

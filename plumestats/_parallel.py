@@ -312,9 +312,9 @@ class FitProgress:
         if not self.enabled:
             return user_callback
 
-        def report(iteration, value, kind):
+        def report(iteration, value, kind, params):
             if user_callback is not None:
-                user_callback(iteration, value, kind)
+                user_callback(iteration, value, kind, params)
             self.iteration(iteration, value)
 
         return report

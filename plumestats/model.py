@@ -455,8 +455,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         disp : bool, default False
             Print one line per iteration and a final message.
         callback : callable, optional
-            Called as ``callback(iteration, objective, step_kind)`` after each EM
-            iteration (``callback(params)`` for statsmodels' optimisers).
+            Called as ``callback(params)`` after each iteration (user units; by
+            EM, the current run's faces in its own order), as statsmodels' own.
         cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}
             Covariance of the parameters: the inverse observed information, or
             a sandwich of it around the outer product of the observation

@@ -62,7 +62,6 @@ def test_regular_k2_fit_raises_no_flag():
     assert WARNING_NOTE not in str(res.summary())
 
 
-
 def test_diagnostics_compare_and_hash_by_value(tmp_path):
     """Equal after a JSON round trip, hashable (the generated comparison took
     the truth value of gate_mass and raised)."""

@@ -181,15 +181,25 @@ def test_fit_takes_statsmodels_positional_arguments(model_class):
     np.testing.assert_array_equal(positional.params, keywords.params)
 
 
-def test_callback_sees_every_iteration():
+@pytest.mark.parametrize("flips", [False, True])
+def test_callback_sees_every_iteration_as_statsmodels_calls_it(flips):
+    """callback(params) in the user's units, as statsmodels' optimisers call
+    it (a Logit script's one-argument callback failed with EM)."""
     data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=1)
+    model = (ps.plume_flip if flips else ps.plume)("y ~ x1 + x2", data, k=2)
     seen = []
     # one run (no re-seating moves, whose runs the callback sees too)
-    res = ps.plume("y ~ x1 + x2", data, k=2).fit(
-        callback=lambda it, llf, kind: seen.append((it, llf, kind)), reseat=0
+    # (the flips' penalty keeps the flip fit of these noise-free labels finite)
+    res = model.fit(
+        callback=lambda params: seen.append(params), reseat=0, alpha=1e-3 * flips
     )
-    assert len(seen) == res.n_iter
-    np.testing.assert_allclose([s[1] for s in seen], res.llf_history[1:])
+    runs = 2 if flips else 1  # a label-flip fit's PLUME run first
+    assert len(seen) >= res.n_iter and (runs == 2 or len(seen) == res.n_iter)
+    assert all(params.shape == (3 * 2 + flips,) for params in seen[-res.n_iter :])
+    llfs = [model.loglike(params) for params in seen[-res.n_iter :]]
+    if not flips:  # the unpenalised objective is the log-likelihood
+        np.testing.assert_allclose(llfs, res.llf_history[1:], rtol=1e-10)
+    assert llfs[-1] == pytest.approx(res.llf, rel=1e-10)
 
 
 def test_mixed_restarts_cycle_through_the_kinds_of_start():
