@@ -369,9 +369,10 @@ class BoundsMixin:
         ----------
         test_data : DataFrame or tuple (endog, exog)
             Held-out data: for a formula model a DataFrame with the outcome and
-            the formula's columns; otherwise (or also) a pair ``(endog, exog)``
-            with the outcome coded as in the fit. Rows with missing values are
-            dropped.
+            the formula's columns (the outcome is read by its name: where the
+            left-hand side is an expression, ``C(y)`` or ``I(y == 2)``, pass
+            the pair); otherwise (or also) a pair ``(endog, exog)`` with the
+            outcome coded as in the fit. Rows with missing values are dropped.
         delta : float
             One minus the confidence level, in (0, 1).
         threshold : float
