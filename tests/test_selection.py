@@ -202,10 +202,10 @@ def test_compare_lr_test_k_against_k_plus_one(polygon):
 
 
 def test_compare_lr_test_warns_on_a_worse_larger_fit():
-    # only llf, params and nobs are read: stand-ins for a larger fit stuck at a
-    # poorer local maximum than the restricted one
-    small = SimpleNamespace(llf=-100.0, params=np.zeros(6), nobs=300)
-    large = SimpleNamespace(llf=-101.0, params=np.zeros(9), nobs=300)
+    # only llf, df_model and nobs are read: stand-ins for a larger fit stuck
+    # at a poorer local maximum than the restricted one
+    small = SimpleNamespace(llf=-100.0, df_model=5.0, nobs=300)
+    large = SimpleNamespace(llf=-101.0, df_model=8.0, nobs=300)
     with pytest.warns(ConvergenceWarning, match="worse local maximum"):
         result = compare_lr_test(small, large)
     assert result == (-2.0, 1.0, 3)
