@@ -58,6 +58,8 @@ def as_rng(random_state) -> np.random.Generator:
     if isinstance(random_state, np.random.Generator):
         return random_state
     try:
+        if isinstance(random_state, (bool, np.bool_)):  # a flag, not a seed
+            raise TypeError
         return np.random.default_rng(random_state)
     except (TypeError, ValueError) as exc:
         raise ValueError(

@@ -771,6 +771,7 @@ FIT_REFUSALS = [
     ("n_init=2.5", {"n_init": 2.5}, ValueError, "n_init must be an integer"),
     ("random_state as text", {"random_state": "abc"}, ValueError, "random_state"),
     ("random_state=-1", {"random_state": -1}, ValueError, "random_state"),
+    ("random_state=True", {"random_state": True}, ValueError, "random_state"),
     ("method='lm'", {"method": "lm"}, ValueError, "method must be one of"),
     ("mstep='simplex'", {"mstep": "simplex"}, ValueError, "mstep must be one of"),
     ("init='pca'", {"init": "pca"}, ValueError, "init must be one of"),
