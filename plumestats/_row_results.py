@@ -136,10 +136,12 @@ class RowResultsMixin:
 
     # ------------------------------------------------------------- residuals
     def _sample_design(self) -> np.ndarray:
-        if self.model.exog is None or self.model._row_source is not None:
+        remedy = "compute them from predict() at the rows"
+        require_estimation_data(self.model, "residuals need", remedy)
+        if self.model._row_source is not None:
             raise ValueError(
-                "residuals need the estimation sample in memory; this fit has "
-                "none (remove_data() or Dask input): compute them from predict()"
+                "residuals need the estimation sample in memory; a fit on Dask "
+                f"collections has it on the workers: {remedy}"
             )
         return np.asarray(self.model.exog)
 

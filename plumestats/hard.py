@@ -31,7 +31,7 @@ class HardPolyhedralLogit(PolyhedralMixtureLogit):
 
     Parameters
     ----------
-    endog, exog, k, missing, inside
+    endog, exog, k, missing, inside, freq_weights
         As for :class:`PolyhedralMixtureLogit`. ``gamma`` is infinite by
         definition: ``gamma=np.inf`` is accepted, a finite one is a
         ``TypeError`` pointing to :class:`PolyhedralMixtureLogit`.

@@ -12,8 +12,8 @@ model adds the flip rate as a parameter of the likelihood instead (Copas,
     \sum_k g_k(x)\, \sigma(y\, w_k' x), \qquad \lambda = \operatorname{expit}(\eta),
 
 i.e. each label is a coin toss with probability :math:`\lambda`, flipped with
-probability :math:`\varepsilon = \lambda / 2`. The maths and the EM are in
-``plumestats._flip``.
+probability :math:`\varepsilon = \lambda / 2`. The maths is in
+``plumestats._objectives`` (``FlipObjective``), fitted by the one EM engine.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
 
     Parameters
     ----------
-    endog, exog, k, gamma, missing, inside
+    endog, exog, k, gamma, missing, inside, freq_weights
         As for :class:`PolyhedralMixtureLogit`.
 
     Notes
@@ -257,8 +257,9 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
 
     Marginal effects (:meth:`get_margeff`) are those of the observed label's
     probability, the flip rate's uncertainty included. What is defined for
-    PLUME's likelihood only (the Rademacher bound, the bootstrap, the fit
-    diagnostics, responsibilities) raises ``NotImplementedError``.
+    PLUME's likelihood only (the Rademacher bound, the bootstrap,
+    ``responsibilities()`` and ``face_shares()``) raises
+    ``NotImplementedError``.
     """
 
     @property

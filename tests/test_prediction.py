@@ -229,10 +229,18 @@ def test_residuals_need_the_data():
     res = ps.plume("y ~ x1 + x2", data, k=2).fit()
     res.remove_data()
     for name in ("fittedvalues", "resid_dev", "resid_pearson"):
-        with pytest.raises(ValueError, match="estimation sample in memory"):
+        with pytest.raises(ValueError, match=r"which remove_data\(\) dropped"):
             getattr(res, name)
-    with pytest.raises(ValueError, match="estimation sample in memory"):
+    with pytest.raises(ValueError, match=r"which remove_data\(\) dropped"):
         res.get_influence()
+
+
+def test_residuals_of_a_json_export_say_it_holds_no_data(tmp_path):
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=0)
+    ps.plume("y ~ x1 + x2", data, k=2).fit().save_json(tmp_path / "fit.json")
+    loaded = ps.load_json(tmp_path / "fit.json")
+    with pytest.raises(ValueError, match="which a JSON export does not hold"):
+        _ = loaded.resid_pearson
 
 
 def test_singular_information_gives_nan_standard_errors():
