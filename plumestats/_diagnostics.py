@@ -237,19 +237,21 @@ def warn_diagnostics(diagnostics: FitDiagnostics, stacklevel: int) -> None:
         )
 
 
-def warn_if_unsettled(model, retvals, alpha, cov_ok, n_perfect: int) -> bool:
+def warn_if_unsettled(
+    model, retvals, alpha, cov_ok, n_perfect: int, l1: bool = False
+) -> bool:
     """Convergence and separation warnings; returns whether separation was seen.
 
     Separation has one warning class on every path, statsmodels'
     ``PerfectSeparationWarning``: when the engine stopped on it
     (``retvals["separation"]``: diverging weights, or a direction to infinity)
-    or when, without a penalty, rows are fitted perfectly (``n_perfect``: with
-    probability above ``1 - 1e-8``) at a fit that did not reach a regular
-    maximum.
+    or when, without a penalty (L2 ``alpha`` or an ``l1`` one), rows are
+    fitted perfectly (``n_perfect``: with probability above ``1 - 1e-8``) at a
+    fit that did not reach a regular maximum.
     """
     regular = retvals["converged"] and cov_ok
     separated = bool(retvals.get("separation")) or (
-        alpha == 0 and n_perfect > 0 and not regular
+        alpha == 0 and not l1 and n_perfect > 0 and not regular
     )
     if separated:
         warnings.warn(

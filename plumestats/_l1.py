@@ -17,8 +17,10 @@ EM fit (the nearest maximum of L) and statsmodels' own solver,
 ``|w_j|`` as ``u_j`` with ``-u_j <= w_j <= u_j`` (a smooth constrained
 problem for SLSQP). SLSQP stops about 1e-5 short of the optimum, so the
 parameters it leaves below ``size_trim_tol`` are set to exactly zero (unless
-``trim_mode="off"``), Newton steps on the others, their signs held, solve
-``dL/dw_j = alpha_j sign(w_j)`` to rounding, and statsmodels' check of the
+``trim_mode="off"``; ``"auto"`` trims as ``"size"``), Newton steps on the
+others, their signs held, solve ``dL/dw_j = alpha_j sign(w_j)`` to rounding
+(a zero whose condition then fails is released and solved for), and
+statsmodels' check of the
 optimality conditions (``qc_tol``: ``|dL/dw_j| <= alpha_j`` at the zeros)
 decides whether the fit converged. The results are the engine's
 (:func:`plumestats._build.build_results`), with the zeros held fixed: their
@@ -39,6 +41,7 @@ from ._fitting import build_problem
 from ._threads import with_fit_blas_threads
 from ._validation import (
     check_choice,
+    check_flag,
     check_int,
     check_positive_float,
     float_vector,
@@ -62,6 +65,8 @@ _START_ALPHA = 1e-3
 _KKT_ROUNDING = 1e-9
 # Newton steps of the polish on the nonzero parameters (each is checked)
 _POLISH_STEPS = 20
+# rounds of releasing wrongly trimmed zeros and polishing again
+_RELEASE_ROUNDS = 5
 
 
 def penalty_weights(model, alpha, intercept_index: int | None) -> np.ndarray:
@@ -102,14 +107,21 @@ def _check_weights(values: np.ndarray, name: str) -> None:
         )
 
 
-def regularized_method(model, method: str | None) -> str:
+def regularized_method(model, method: str | None, alpha=0) -> str:
     """``fit_regularized``'s ``method``, checked; ``None`` is statsmodels'
-    default, ``"l1"``, where the model has it (PLUME's soft gate, in memory),
-    else ``"l2"`` (the hard gate, label flips, Dask input)."""
+    default, ``"l1"``, where the model has it (PLUME's soft gate, in memory).
+    Where it has not (the hard gate, label flips, Dask input) a penalty needs
+    ``method="l2"`` said: its ``alpha`` is per observation, L1's is not, so
+    the same number would be a penalty about N times as strong."""
     if method is None:
         try:
             check_l1_model(model)
-        except ValueError:
+        except ValueError as exc:
+            if np.any(np.asarray(alpha, dtype=float) != 0):
+                raise ValueError(
+                    f"{exc} (statsmodels' default method, 'l1', is not available "
+                    "here: alpha is then per observation, as in fit(alpha=...))"
+                ) from None
             return "l2"
         return "l1"
     check_choice(method, "method", ("l1", "l2"))
@@ -144,6 +156,7 @@ def fit_l1(
     size_trim_tol: float = L1_OPTIONS["size_trim_tol"],
     qc_tol: float = L1_OPTIONS["qc_tol"],
     acc: float = L1_OPTIONS["acc"],
+    qc_verbose: bool = False,
     disp: bool = False,
     callback=None,
     cov_type: str = "nonrobust",
@@ -161,10 +174,15 @@ def fit_l1(
     check_choice(cov_type, "cov_type", ("nonrobust",))
     solver = {
         "trim_mode": trim_mode,
-        "auto_trim_tol": check_positive_float(auto_trim_tol, "auto_trim_tol"),
-        "size_trim_tol": check_positive_float(size_trim_tol, "size_trim_tol"),
-        "qc_tol": check_positive_float(qc_tol, "qc_tol"),
-        "qc_verbose": False,
+        # statsmodels takes 0 for these (a check or a trim at the exact value)
+        "auto_trim_tol": check_positive_float(
+            auto_trim_tol, "auto_trim_tol", allow_zero=True
+        ),
+        "size_trim_tol": check_positive_float(
+            size_trim_tol, "size_trim_tol", allow_zero=True
+        ),
+        "qc_tol": check_positive_float(qc_tol, "qc_tol", allow_zero=True),
+        "qc_verbose": check_flag(qc_verbose, "qc_verbose"),
         "acc": check_positive_float(acc, "acc"),
     }
     if maxiter == "defined_by_method":  # statsmodels' default: 1000 for l1
@@ -263,12 +281,14 @@ def _solve(model, weights, start, solver: dict, maxiter, disp, callback):
     trimmed = np.zeros(params.size, dtype=bool)
     n_polish = 0
     if solver["trim_mode"] != "off":
-        trimmed = (weights > 0) & (np.abs(params) < solver["size_trim_tol"])
-        params[trimmed] = 0.0
-        params, n_polish = _polish(model, params, weights, ~trimmed)
+        params, trimmed, n_polish = _trim_and_polish(
+            model, params, weights, solver["size_trim_tol"], solver["qc_tol"]
+        )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        passed = qc_results(params, rescaled, gradient, solver["qc_tol"])
+        passed = qc_results(
+            params, rescaled, gradient, solver["qc_tol"], solver["qc_verbose"]
+        )
     residual = _kkt_residual(model, params, weights, ~trimmed)
     # SLSQP can stop at its optimum with "positive directional derivative"
     # (its line search cannot improve on rounding): the polish's optimality
@@ -296,9 +316,34 @@ def _solve(model, weights, start, solver: dict, maxiter, disp, callback):
         "restarts_llf": llfs[1:],
         "restarts_converged": np.array([converged]),
         "separation": False,
-        "remedy": "Increase maxiter, loosen acc, or use trim_mode='size'.",
+        "remedy": "Increase maxiter, or loosen acc or qc_tol.",
     }
     return params, retvals
+
+
+def _trim_and_polish(model, found, weights, size_trim_tol, qc_tol):
+    """SLSQP's penalised parameters below ``size_trim_tol`` set to 0, the
+    others polished (:func:`_polish`); a zero whose optimality condition then
+    fails (``|dL/dw_j| > alpha_j (1 + qc_tol)``: the optimum has it nonzero,
+    only small in its units, like a slope per dollar) is released, and the
+    polish runs again. Returns the parameters, the zeros and the steps."""
+    trimmed = (weights > 0) & (np.abs(found) < size_trim_tol)
+    steps = 0
+    for _ in range(_RELEASE_ROUNDS):
+        params = found.copy()
+        params[trimmed] = 0.0
+        params, taken = _polish(model, params, weights, ~trimmed)
+        steps += taken
+        score = model.score(params)
+        violated = trimmed & (np.abs(score) > weights * (1.0 + qc_tol))
+        if not violated.any():
+            break
+        trimmed &= ~violated
+        # a released zero starts on the side its score points to
+        at_zero = violated & (found == 0.0)
+        found = found.copy()
+        found[at_zero] = np.sign(score[at_zero]) * np.finfo(float).tiny
+    return params, trimmed, steps
 
 
 def _penalised(model, params, weights) -> float:

@@ -273,8 +273,14 @@ def model_terms(model) -> tuple[np.ndarray, ...]:
     spec = formula_spec(getattr(model, "data", None))
     if spec is None:
         return ()
-    columns = np.arange(len(model.exog_names))
-    return tuple(columns[where] for _, where in term_slices(spec))
+    # by name: drop_cols can leave a term's column out of the design, which
+    # shifts the positions the formula's slices give
+    names = list(spec.column_names)
+    position = {name: i for i, name in enumerate(model.exog_names)}
+    return tuple(
+        np.array([position[n] for n in names[where] if n in position], dtype=int)
+        for _, where in term_slices(spec)
+    )
 
 
 def with_terms(model, terms: tuple):

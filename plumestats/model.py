@@ -577,13 +577,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             ``"l2"``: a number; :meth:`fit` maximises :math:`L/N -
             \tfrac{\alpha}{2} \sum_k \|b_k\|^2` as there (terms measured whole).
         method : {"l1", "l2"}, optional
-            Default: statsmodels' ``"l1"`` where the model has it, else ``"l2"``.
+            Default: statsmodels' ``"l1"``; without it, a penalty needs ``"l2"``.
         **kwargs
             ``"l2"``: to :meth:`fit`. ``"l1"``: statsmodels' options (``maxiter``,
             ``trim_mode``, ``qc_tol``, ``acc`` ...), others to the EM start's
             :meth:`fit`. ``trimmed`` zeros get NaN SEs; df count ``nnz_params``.
         """
-        if regularized_method(self, method) == "l1":
+        if regularized_method(self, method, alpha) == "l1":
             return warn_at_caller(fit_l1, self, alpha, **kwargs)
         return warn_at_caller(self.fit, alpha=alpha, **kwargs)
 

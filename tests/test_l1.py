@@ -112,16 +112,19 @@ def test_l1_is_the_default_as_in_statsmodels():
 
 
 def test_the_default_penalty_where_l1_is_not_available():
-    # statsmodels' default is L1; the hard gate and label flips have none,
-    # and their fit_regularized() is the L2 fit it was
+    # statsmodels' default is L1; the hard gate and label flips have none: a
+    # penalty asks for method="l2" (L2's alpha is per observation, so L1's
+    # alpha=10.0 taken as L2 flattened every face), no penalty is the fit
     endog, exog = _logit_data()
     for cls in (ps.HardPolyhedralLogit, ps.LabelFlipPolyhedralLogit):
         model = cls(endog, exog, k=2)
+        with pytest.raises(ValueError, match=r"use method='l2'.*per observation"):
+            model.fit_regularized(alpha=10.0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a flip rate at 0, say
-            default = model.fit_regularized(alpha=1e-3)
-            l2 = model.fit_regularized(alpha=1e-3, method="l2")
-        np.testing.assert_array_equal(default.params, l2.params)
+            default = model.fit_regularized()
+            plain = model.fit()
+        np.testing.assert_array_equal(default.params, plain.params)
     # alpha = 0, the default: the unpenalised fit
     model = PolyhedralMixtureLogit(endog, exog, k=1)
     np.testing.assert_allclose(
@@ -137,6 +140,37 @@ def test_statsmodels_newton_takes_the_fits_tol():
         ours = model.fit(method="newton", tol=tol, start_params=start)
         reference = logit.fit(method="newton", tol=tol, start_params=start, disp=0)
         assert ours.mle_retvals["iterations"] == reference.mle_retvals["iterations"]
+
+
+def test_a_small_slope_of_a_large_unit_feature_is_not_trimmed():
+    """size_trim_tol reads the slopes in their units: a feature in units 1e5
+    times smaller has a true slope below it. It was set to 0 (a wrong fit,
+    reported as separation); a zero whose optimality condition fails is now
+    released and polished, and the fit is statsmodels'."""
+    endog, exog = _logit_data()
+    exog = exog * np.r_[1.0, 1e5, 1.0, 1.0, 1.0, 1.0]  # a true slope of 1e-5
+    alpha = np.r_[0.0, np.full(5, 3.0)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
+            alpha=alpha, method="l1"
+        )
+    assert not caught and ours.converged
+    assert ours.mle_settings["size_trim_tol"] == 1e-4
+    assert not ours.trimmed[1] and 0 < ours.params[1] < 1e-4
+    # the optimality conditions, in log-likelihood units
+    score = ours.model.score(np.asarray(ours.params))
+    free = ~ours.trimmed
+    kkt = score[free] - alpha[free] * np.sign(ours.params[free])
+    np.testing.assert_allclose(kkt, 0.0, atol=1e-6)
+    assert np.all(np.abs(score[~free]) <= alpha[~free] * (1 + 1e-6))
+    # statsmodels' SLSQP point, which its size trimming would have kept
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its own overflow and QC notes
+        reference = sm.Logit(endog, exog).fit_regularized(
+            method="l1", alpha=alpha, disp=0, acc=1e-14, trim_mode="off"
+        )
+    np.testing.assert_allclose(ours.params[1], reference.params[1], rtol=1e-4)
 
 
 def test_per_parameter_alpha_is_used_as_given_at_k1():
@@ -248,3 +282,28 @@ def test_the_bootstrap_of_an_l1_fit_is_refused():
     )
     with pytest.raises(ValueError, match="L1"):
         res.bootstrap(n_boot=5)
+
+
+def test_an_unconverged_l1_fit_is_not_called_separated():
+    """An L1 penalty keeps the maximum finite, as an L2 one does: a stop short
+    of it with perfectly fitted rows is a convergence failure, not separation
+    (it was warned of as separation, with the advice to use an L2 penalty)."""
+    from types import SimpleNamespace
+
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+    from plumestats._diagnostics import warn_if_unsettled
+
+    model = SimpleNamespace(nobs=100.0, k=2)
+    retvals = {
+        "converged": False,
+        "message": "QC check failed",
+        "iterations": 3,
+        "max_abs_score": 0.5,
+        "remedy": "Increase maxiter.",
+    }
+    with pytest.warns(ConvergenceWarning, match="QC check failed"):
+        separated = warn_if_unsettled(
+            model, retvals, 0.0, cov_ok=True, n_perfect=5, l1=True
+        )
+    assert not separated
