@@ -350,6 +350,16 @@ class PolyhedralInfluence(MLEInfluence):
         )
         return dfbetas.join(measures)
 
+    def resid_score_factor(self):
+        """Not defined: statsmodels' score factor is the derivative of the
+        log-likelihood in a single linear predictor, and K faces have K."""
+        raise NotImplementedError(
+            "resid_score_factor needs a single linear predictor (Logit's "
+            "score_factor); the per-observation scores are "
+            "results.model.score_obs(results.params), and the generalized "
+            "residuals results.resid_generalized"
+        )
+
 
 def generalised_leverage(model, params: np.ndarray, cov: np.ndarray) -> np.ndarray:
     r"""The generalised leverage of each observation,

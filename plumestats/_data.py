@@ -52,6 +52,14 @@ def check_given(model, endog, exog, kwargs: dict) -> None:
             "endog must hold one outcome per observation (an array, list or "
             f"Series), got {'None' if endog is None else type(endog).__name__}"
         )
+    unsupported = sorted({"offset", "exposure"} & set(kwargs))
+    if unsupported:
+        raise TypeError(
+            f"{type(model).__name__} takes no {' or '.join(unsupported)} "
+            "(statsmodels' Logit does): a fixed part of one linear predictor has "
+            "no single place among the K faces' scores; put the variable in the "
+            "design as a column instead"
+        )
     unknown = set(kwargs) - FORMULA_KEYWORDS
     if unknown:
         raise TypeError(

@@ -9,6 +9,10 @@ one path.
 
 from __future__ import annotations
 
+import warnings
+
+from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
 from ._build import build_results
 from ._covariance import BLOCK_COV_TYPES, canonical_cov_type
 from ._direct import fit_direct
@@ -107,15 +111,11 @@ def fit_model(
     """:meth:`PolyhedralMixtureLogit.fit` for ``model`` (whose signature holds
     the defaults and whose docstring says what the options mean): the options
     checked, the runs (EM from the starts, or one of statsmodels'
-    optimisers), then the results from one pass over the rows."""
-    if model.k == 1 or (start_params is not None and reseat is None):
-        reseat = 0  # no move can be made (one face), or none asked of given starts
-    elif start_params is not None and model.spec.flips and reseat:
-        raise ValueError(
-            "reseat moves a face of the PLUME fit a label-flip fit starts from; "
-            "with start_params (which start the label-flip fit itself) pass "
-            "reseat=0, or leave start_params out"
-        )
+    optimisers), then the results from one pass over the rows. statsmodels'
+    ``warn_convergence`` is taken, and ``skip_hessian`` (the covariance always
+    needs the Hessian)."""
+    warn_convergence = _statsmodels_switches(kwargs)
+    reseat = _moves_asked(model, start_params, reseat)
     alpha, maxiter, n_init, reseat = check_fit_options(
         method=(method, FIT_METHODS),
         mstep=mstep,
@@ -185,9 +185,35 @@ def fit_model(
         "disp": disp,
         "full_output": full_output,
     }
-    return build_results(
-        model, problem, scaling, internal, retvals, settings, options=options
-    )
+    with warnings.catch_warnings():
+        if not warn_convergence:  # statsmodels' switch for its own notice
+            warnings.filterwarnings(
+                "ignore", "The fit did not converge", ConvergenceWarning
+            )
+        return build_results(
+            model, problem, scaling, internal, retvals, settings, options=options
+        )
+
+
+def _statsmodels_switches(kwargs: dict) -> bool:
+    """statsmodels' ``warn_convergence`` (returned) and ``skip_hessian`` (the
+    covariance always needs the Hessian), taken out of ``kwargs``."""
+    check_flag(kwargs.pop("skip_hessian", False), "skip_hessian")
+    return check_flag(kwargs.pop("warn_convergence", True), "warn_convergence")
+
+
+def _moves_asked(model, start_params, reseat):
+    """``reseat`` as given, or 0 where no move can be made (one face) or none
+    was asked of given start values (the default, ``None``, with them)."""
+    if model.k == 1 or (start_params is not None and reseat is None):
+        return 0
+    if start_params is not None and model.spec.flips and reseat:
+        raise ValueError(
+            "reseat moves a face of the PLUME fit a label-flip fit starts from; "
+            "with start_params (which start the label-flip fit itself) pass "
+            "reseat=0, or leave start_params out"
+        )
+    return reseat
 
 
 # what EM's own options are when not given (fit's defaults)

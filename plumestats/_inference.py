@@ -119,8 +119,17 @@ def _unknown_token(exc: Exception, known) -> str | None:
     before = re.search(r"[^\s=,+\-*/()]*$", origin.code[: origin.start])
     after = re.match(r"[^\s=,+\-*/()]*", origin.code[origin.start :])
     word = before.group(0) + after.group(0)
+    # a factor's column ("C(thal)[T.6]", "h2:C(g)[T.b]") is a word with
+    # brackets: read it whole, not as the "C" before its parenthesis
+    factor = _FACTOR_COLUMN.match(origin.code, origin.start - len(before.group(0)))
+    if factor is not None:
+        word = factor.group(0)
     # "h1:x12" reads as the name h1:x1, then a stray number
     return word if word and word not in known else None
+
+
+# a (prefixed) column of a formula's transformed term: name(...)[level]
+_FACTOR_COLUMN = re.compile(r"[\w.:]*[\w.]\([^()]*(\([^()]*\)[^()]*)*\)(\[[^\]]*\])?")
 
 
 def parse_constraints(model, r_matrix):
@@ -339,6 +348,25 @@ class InferenceMixin:
                 "'h1:C(g)[T.c] - h1:C(g)[T.b] = 0'"
             )
         return super().t_test_pairwise(term_name, *args, **kwargs)
+
+    def score_test(self, *args, **kwargs):
+        """Not available: statsmodels' score test of added variables needs the
+        model's score at restricted parameters, which plumestats does not build.
+        Fit the larger model and compare the two with
+        :func:`~plumestats.api.compare_lr_test`, or test its coefficients with
+        :meth:`wald_test`."""
+        raise NotImplementedError(
+            "score_test is not available: fit the model with the extra columns "
+            "and use ps.compare_lr_test(smaller, larger), or wald_test on them"
+        )
+
+    def set_null_options(self, *args, **kwargs):
+        """Not available: the null model is always the intercept-only logit,
+        whose log-likelihood (``llnull``) is in closed form."""
+        raise NotImplementedError(
+            "set_null_options is not available: llnull is always the "
+            "intercept-only logit's, in closed form"
+        )
 
     def wald_test_terms(
         self,

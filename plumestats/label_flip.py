@@ -290,7 +290,7 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
         ``df_model`` degrees of freedom (every parameter but the null's one,
         the flip rate's included); as indicative as PLUME's for K > 1, and the
         flip rate's null value 0 is on the boundary."""
-        return float(stats.chi2.sf(self.llr, self.df_model))
+        return np.float64(stats.chi2.sf(self.llr, self.df_model))
 
     def _plume_only(self, *args, **kwargs):
         raise NotImplementedError(

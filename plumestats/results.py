@@ -163,6 +163,29 @@ class PolyhedralMixtureLogitResults(
         self.cov_kwds = {k: v for k, v in self.cov_kwds.items() if k != "groups"}
         recompute_removed(self)
 
+    def initialize(self, model, params, **kwargs) -> None:
+        """statsmodels' ``initialize``: these results at other ``params``.
+        What the fit's pass over the rows stored (``llf``, the table of
+        ``pred_table``) is recomputed there, and every cached value dropped
+        (they stayed the fit's, disagreeing with ``predict``); the
+        covariance stays the fit's, as in statsmodels."""
+        super().initialize(model, params, **kwargs)
+        if "_llf" not in vars(self):  # the constructor's own call
+            return
+        require_estimation_data(model, "initialize() recomputes llf on", "refit")
+        self._cache = {}
+        self._llf = float(model.loglike(np.asarray(params, dtype=float)))
+        self._confusion = None
+
+    # statsmodels' name for how the results were estimated
+    method = "MLE"
+
+    @cache_readonly
+    def im_ratio(self) -> np.ndarray:
+        """statsmodels' ratio of the outer product of the scores to the
+        observed information, ``J^{-1} I`` (TIC's and GBIC's)."""
+        return self._information_matrix_ratio()
+
     # -------------------------------------------------------- fit statistics
     @property
     def converged(self) -> bool:
@@ -184,16 +207,17 @@ class PolyhedralMixtureLogitResults(
             )
         return self.mle_retvals["llf_history"]
 
+    # (numpy floats, as statsmodels': res.llf.round(3))
     @property
-    def llf(self) -> float:
+    def llf(self) -> np.float64:
         """Log-likelihood at the estimates."""
-        return self._llf
+        return np.float64(self._llf)
 
     @property
-    def llnull(self) -> float:
+    def llnull(self) -> np.float64:
         r"""Log-likelihood of the intercept-only logit, in closed form:
         :math:`N [\bar y \log \bar y + (1 - \bar y) \log(1 - \bar y)]`."""
-        return self._llnull
+        return np.float64(self._llnull)
 
     @cache_readonly
     def llr(self) -> float:
@@ -210,7 +234,7 @@ class PolyhedralMixtureLogitResults(
         For K > 1 the test is non-regular (the experts are not identified under
         the null), so the p-value is only indicative.
         """
-        return float(stats.chi2.sf(self.llr, self.df_model))
+        return np.float64(stats.chi2.sf(self.llr, self.df_model))
 
     @cache_readonly
     def prsquared(self) -> float:

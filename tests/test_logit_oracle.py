@@ -192,3 +192,37 @@ def test_predicted_variance_matches_logit():
     np.testing.assert_allclose(
         plume.predict(data, which="var"), logit.predict(data, which="var"), rtol=1e-9
     )
+
+
+def test_results_api_of_a_logit_script():
+    """Calls a Logit analysis makes that failed or went stale (a read-only
+    review swapped ps.plume into one)."""
+    data = logistic_data(nobs=400, d=3, seed=12)
+    formula = "y ~ x1 + x2 + x3"
+    logit, plume = _pair(formula, data)
+    # numpy floats, as statsmodels' (res.llf.round(3) failed on a float)
+    for name in ("llf", "llnull", "llr", "llr_pvalue", "prsquared", "aic", "bic"):
+        assert isinstance(getattr(plume, name), np.float64), name
+    assert plume.method == logit.method == "MLE"
+    np.testing.assert_allclose(plume.im_ratio, logit.im_ratio, rtol=1e-6)
+    # initialize at other parameters: llf and pred_table follow them
+    for res in (logit, plume):
+        params = np.asarray(res.params).copy()
+        params[0] += 1.0
+        res.initialize(res.model, params)
+    np.testing.assert_allclose(plume.llf, logit.llf, rtol=1e-10)
+    np.testing.assert_allclose(plume.llf, plume.model.loglike(params), rtol=1e-12)
+    np.testing.assert_array_equal(plume.pred_table(), logit.pred_table())
+    np.testing.assert_allclose(plume.prsquared, logit.prsquared, rtol=1e-8)
+    # statsmodels' fit keywords, and clear refusals
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        psf.plume(formula, data, k=1).fit(maxiter=1, warn_convergence=False)
+        psf.plume(formula, data, k=1).fit(skip_hessian=True)
+    for call in (plume.score_test, plume.set_null_options):
+        with pytest.raises(NotImplementedError, match="not available"):
+            call()
+    with pytest.raises(NotImplementedError, match="single linear predictor"):
+        plume.get_influence().resid_score_factor()
+    with pytest.raises(TypeError, match="takes no offset"):
+        psf.plume(formula, data, k=1, offset=np.zeros(len(data)))

@@ -420,6 +420,13 @@ class TestStringConstraints:
             res.t_test("x1 = 0")
         with pytest.raises(ValueError, match=r"'h3:x1' is not a parameter name"):
             res.wald_test("h3:x1 = 0")
+        # a factor's column is read whole (the message named 'C')
+        with pytest.raises(
+            ValueError, match=r"'C\(g\)\[T.b\]' is a design column, not a param"
+        ):
+            res.t_test("C(g)[T.b] = 0")
+        with pytest.raises(ValueError, match=r"'h1:C\(g\)\[T.z\]' is not a param"):
+            res.t_test("h1:C(g)[T.z] = 0")
         # matrices and (R, q) tuples pass through unchanged
         restriction = np.eye(len(res.params))[[list(res.params.index).index("h1:x1")]]
         by_matrix = res.t_test(restriction)
