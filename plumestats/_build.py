@@ -180,10 +180,7 @@ def _make_results(
         model,
         retvals,
         settings["alpha"],
-        cov_ok=singular is None,
         n_perfect=data_sums.n_perfect,
-        # an L1 penalty keeps the maximum finite too: its stops are its own
-        l1=bool(np.any(settings.get("alpha_l1", 0.0) > 0)),
     )
     if singular is not None and not separated:
         warn_singular_information(singular, stacklevel=caller_stacklevel())

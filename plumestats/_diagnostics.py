@@ -237,22 +237,18 @@ def warn_diagnostics(diagnostics: FitDiagnostics, stacklevel: int) -> None:
         )
 
 
-def warn_if_unsettled(
-    model, retvals, alpha, cov_ok, n_perfect: int, l1: bool = False
-) -> bool:
+def warn_if_unsettled(model, retvals, alpha, n_perfect: int) -> bool:
     """Convergence and separation warnings; returns whether separation was seen.
 
     Separation has one warning class on every path, statsmodels'
-    ``PerfectSeparationWarning``: when the engine stopped on it
-    (``retvals["separation"]``: diverging weights, or a direction to infinity)
-    or when, without a penalty (L2 ``alpha`` or an ``l1`` one), rows are
-    fitted perfectly (``n_perfect``: with probability above ``1 - 1e-8``) at a
-    fit that did not reach a regular maximum.
+    ``PerfectSeparationWarning``, when the run found it
+    (``retvals["separation"]``: diverging weights, or a direction to infinity
+    along which only perfectly fitted rows move, at a converged fit or one
+    stopped by ``maxiter``). Perfectly fitted rows alone (``n_perfect``) are
+    no separation: a fit stopped short of its maximum, or at a singular one
+    (collinear columns), has them too, and gets the warning of its own.
     """
-    regular = retvals["converged"] and cov_ok
-    separated = bool(retvals.get("separation")) or (
-        alpha == 0 and not l1 and n_perfect > 0 and not regular
-    )
+    separated = bool(retvals.get("separation"))
     if separated:
         warnings.warn(
             _separation_message(model.nobs, n_perfect, alpha),

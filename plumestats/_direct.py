@@ -167,7 +167,8 @@ def _direct_retvals(
     converged = bool(optimizer_retvals.get("converged", False))
     terms = problem.terms(internal)
     # statsmodels' optimisers stop on a small gradient, which a separated fit has
-    separated = converged and separating(problem, internal, terms)
+    # (and, stopped by maxiter, may still be climbing to infinity)
+    separated = separating(problem, internal, terms)
     # ... and so has a saddle (from identical experts, say), and their tolerances
     # can stop them short of the maximum: the diagnostics' tests, asked here (the
     # hard model's maximum may sit on a kink, where neither test applies)

@@ -298,7 +298,9 @@ class _Run:
         )
 
     def trace(self) -> EMTrace:
-        if self.converged and separating(self.problem, self.params, self.terms):
+        # a run stopped by maxiter may be climbing to infinity too
+        settled = self.converged or self.message.startswith("maximum number")
+        if settled and separating(self.problem, self.params, self.terms):
             # The gradient and the curvature along a direction to infinity vanish
             # together (both like exp(-margin)), so every test above can pass at
             # a separated fit whose weights are only "large": it is no maximum.

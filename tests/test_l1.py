@@ -303,7 +303,5 @@ def test_an_unconverged_l1_fit_is_not_called_separated():
         "remedy": "Increase maxiter.",
     }
     with pytest.warns(ConvergenceWarning, match="QC check failed"):
-        separated = warn_if_unsettled(
-            model, retvals, 0.0, cov_ok=True, n_perfect=5, l1=True
-        )
+        separated = warn_if_unsettled(model, retvals, 0.0, n_perfect=5)
     assert not separated

@@ -72,6 +72,33 @@ def test_separable_polyhedron_on_every_path(options):
     assert not any(issubclass(c, ConvergenceWarning) for c in categories)
 
 
+def test_separable_polyhedron_stopped_by_maxiter_is_separation():
+    """A run cut short while it climbs to infinity: the direction to infinity
+    is there already (it was found only at a converged point)."""
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.0, random_state=1)
+    res, categories = _fit_warnings(ps.plume("y ~ x1 + x2", data, k=2), maxiter=15)
+    assert categories == [PerfectSeparationWarning]
+    assert res.mle_retvals["separation"] and not res.converged
+
+
+def test_perfectly_fitted_rows_alone_are_no_separation():
+    """A row fitted beyond 1 - 1e-8 at a fit stopped short of its (finite)
+    maximum, or at a singular maximum of collinear columns: each gets its own
+    warning, not separation's 'no finite maximum'."""
+    data, _ = ps.simulate_polyhedron(300, d=2, k=3, noise=0.1, random_state=1)
+    data["x1_copy"] = data.x1
+    model = ps.plume("y ~ x1 + x2", data, k=3)
+    assert model.fit().diagnostics.n_perfect > 0
+    short = {"mstep": "bfgs", "newton_finish": False, "maxiter": 50}
+    res, categories = _fit_warnings(model, **short)
+    assert categories == [ConvergenceWarning] and not res.mle_retvals["separation"]
+    with pytest.warns(CollinearityWarning):
+        collinear = ps.plume("y ~ x1 + x2 + x1_copy", data, k=3)
+    res, categories = _fit_warnings(collinear)
+    assert PerfectSeparationWarning not in categories
+    assert res.converged and not res.mle_retvals["separation"]
+
+
 def test_a_penalised_fit_that_still_diverges_asks_for_a_larger_penalty(heart):
     # alpha = 1e-12 is too weak to stop the corner face; 1e-10 converges
     seed = SEPARATING_SEED
