@@ -145,7 +145,7 @@ def _summary_block(x, y, w=None):
         np.full(x.shape[1], -np.inf),
         np.zeros((0, x.shape[1])),
     )
-    return moments, add_block(empty, x)
+    return moments, add_block(empty, x, None if w is None else np.asarray(w) > 0)
 
 
 def _combine_blocks(left, right):

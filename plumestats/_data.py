@@ -308,7 +308,7 @@ def finish_arrays(model, mapping, n_given: int, missing: str, kwargs: dict):
         # statsmodels would name the columns from exog.var(0), an (n, p)
         # temporary; the same names, computed by row blocks
         model.data.xnames = statsmodels_exog_names(model.exog)
-    return y01, design_summary(model.exog)
+    return y01, design_summary(model.exog, model.freq_weights)
 
 
 def _after_dropping(exc, model, n_given, missing, kwargs) -> ValueError:

@@ -176,7 +176,7 @@ class DesignSummary:
     r: np.ndarray | None
 
 
-def design_summary(exog) -> DesignSummary:
+def design_summary(exog, weights=None) -> DesignSummary:
     r"""Non-finite counts, column extremes and the R factor of ``exog`` in one
     pass over row blocks.
 
@@ -189,6 +189,8 @@ def design_summary(exog) -> DesignSummary:
     whose eigenvalues square the condition number, R keeps the singular values
     of X to rounding, so the rank criterion of :func:`dependent_columns`
     (a ratio of :math:`10^{-9}`) can be decided exactly as on the whole design.
+    A row of frequency weight 0 (``weights``) is no part of the fit: it is
+    counted only for missing values.
     """
     summary = DesignSummary(
         np.zeros(exog.shape[1], dtype=np.intp),
@@ -196,14 +198,17 @@ def design_summary(exog) -> DesignSummary:
         np.full(exog.shape[1], -np.inf),
         np.zeros((0, exog.shape[1])),
     )
-    for block in float_blocks(exog):
-        summary = add_block(summary, block)
+    nobs, n_cols = exog.shape
+    for rows, block in zip(row_blocks(nobs, n_cols), float_blocks(exog), strict=True):
+        keep = None if weights is None else np.asarray(weights[rows]) > 0
+        summary = add_block(summary, block, keep)
     return summary
 
 
-def add_block(summary: DesignSummary, block: np.ndarray) -> DesignSummary:
+def add_block(summary: DesignSummary, block: np.ndarray, keep=None) -> DesignSummary:
     """The summary of the rows so far, ``summary``, and one more block: the
-    incremental step of the tall-skinny QR (:func:`design_summary`)."""
+    incremental step of the tall-skinny QR (:func:`design_summary`). Only the
+    rows ``keep`` marks (all without it) count beyond missing values."""
     counts, minimum, maximum, r = (
         summary.n_not_finite.copy(),
         summary.minimum.copy(),
@@ -216,6 +221,8 @@ def add_block(summary: DesignSummary, block: np.ndarray) -> DesignSummary:
         r = None
     if r is None:  # non-finite rows: only the counts matter now
         return DesignSummary(counts, minimum, maximum, None)
+    if keep is not None:
+        block = block[keep]
     np.minimum(minimum, block.min(axis=0, initial=np.inf), out=minimum)
     np.maximum(maximum, block.max(axis=0, initial=-np.inf), out=maximum)
     if max(-minimum.min(initial=0.0), maximum.max(initial=0.0)) > MAX_MAGNITUDE:

@@ -59,14 +59,16 @@ def design_moments(x: np.ndarray, y: np.ndarray, weights=None) -> dict:
     n = x.shape[0]
     f = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     total = float(f.sum())
+    # a row of weight 0 is no part of the fit: it cannot make a column vary
+    fitted = x if weights is None else x[f > 0]
     with _non_finite_counted():
         mean = f @ x / total if total > 0 else np.zeros(x.shape[1])
         return {
             "nobs": n,
             "weight": total,
-            "first": x[:1].copy(),
-            "min": x.min(axis=0, initial=np.inf),
-            "max": x.max(axis=0, initial=-np.inf),
+            "first": fitted[:1].copy(),
+            "min": fitted.min(axis=0, initial=np.inf),
+            "max": fitted.max(axis=0, initial=-np.inf),
             "mean": mean,
             "m2": f @ (x - mean) ** 2,
             "sumsq": f @ x**2,
@@ -103,7 +105,8 @@ def combine_moments(left: dict, right: dict) -> dict:
         return {
             "nobs": left["nobs"] + right["nobs"],
             "weight": w,
-            "first": left["first"],
+            # the first row in the fit (a block of weights 0 has none)
+            "first": left["first"] if left["first"].shape[0] else right["first"],
             "min": np.minimum(left["min"], right["min"]),
             "max": np.maximum(left["max"], right["max"]),
             "mean": left["mean"] + delta * share,

@@ -368,3 +368,24 @@ def test_zero_weights_beyond_the_start_sample_start_alike_by_blocks():
         ]
     # the standardisation by blocks rounds differently; the rows are the same
     np.testing.assert_allclose(starts[0], starts[1], rtol=1e-6, atol=1e-8)
+
+
+def test_a_zero_weight_row_does_not_make_a_column_vary():
+    """A column constant on every row of positive weight, another value on
+    a row of weight 0: the fit and its warnings are those without the row
+    (the row made the column 'vary' by rounding noise: standard errors of
+    1e16 and no collinearity warning)."""
+    data, _ = ps.simulate_polyhedron(300, d=2, k=3, noise=0.1, random_state=5)
+    weights = np.random.default_rng(0).integers(1, 4, size=len(data)).astype(float)
+    weights[0] = 0.0
+    data["c"] = 0.1
+    data.loc[0, "c"] = 5.0
+    fits = []
+    for frame, w in ((data, weights), (data.iloc[1:], weights[1:])):
+        with pytest.warns(Warning) as caught:
+            fits.append(
+                ps.plume("y ~ x1 + x2 + c", frame, k=3, freq_weights=w).fit(alpha=1e-3)
+            )
+        assert {type(w.message).__name__ for w in caught} == {"CollinearityWarning"}
+    assert fits[0].llf == pytest.approx(fits[1].llf, rel=1e-12)
+    np.testing.assert_allclose(fits[0].bse, fits[1].bse, rtol=1e-8)
