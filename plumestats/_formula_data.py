@@ -245,7 +245,7 @@ def refuse_numbers_as_text(formula: str, data) -> None:
             values.dtype, pd.CategoricalDtype
         ):
             continue
-        if re.search(rf"C\(\s*{re.escape(str(column))}\b", formula):
+        if _inside_c(formula, str(column)):
             continue
         present = values.dropna()
         numbers = pd.to_numeric(present, errors="coerce")
@@ -260,9 +260,23 @@ def refuse_numbers_as_text(formula: str, data) -> None:
                 f"{present.iloc[0]!r}), which the formula would make a factor "
                 f"with {levels} levels; convert it first, "
                 f"data[{column!r}] = pd.to_numeric(data[{column!r}]), or write "
-                f"C({column}) if it really is a category"
+                f"{_as_factor(column)} if it really is a category"
             )
         _refuse_stray_text(column, present, numbers)
+
+
+def _inside_c(formula: str, column: str) -> bool:
+    """Whether ``column`` is a factor in ``formula``: ``C(column ...)``, or
+    ``C(Q('column') ...)`` for a name that is no Python identifier."""
+    name = re.escape(column)
+    quoted = rf"Q\(\s*(['\"]){name}\1\s*\)"
+    return bool(re.search(rf"C\(\s*(?:{name}\b|{quoted})", formula))
+
+
+def _as_factor(column) -> str:
+    """How a formula names ``column`` as a factor."""
+    column = str(column)
+    return f"C({column})" if column.isidentifier() else f"C(Q({column!r}))"
 
 
 def _refuse_stray_text(column, present: pd.Series, numbers: pd.Series) -> None:
@@ -283,7 +297,7 @@ def _refuse_stray_text(column, present: pd.Series, numbers: pd.Series) -> None:
         "formula read the whole column as a factor; mark them missing, e.g. "
         f"pd.read_csv(..., na_values=[{tokens[0]!r}]) or data[{column!r}] = "
         f"pd.to_numeric(data[{column!r}], errors='coerce'); or write "
-        f"C({column}) if it really is a category"
+        f"{_as_factor(column)} if it really is a category"
     )
 
 

@@ -256,6 +256,47 @@ def _number(node):
     return None
 
 
+def _int_bits(node) -> float:
+    """An upper bound on the size in bits of the Python integer a constant
+    expression (no column in it) can make, 0 where it makes a float (numpy
+    bounds those), ``inf`` where nothing bounds it."""
+    value = _number(node)
+    if value is not None:
+        return float(abs(value).bit_length()) if isinstance(value, int) else 0.0
+    if isinstance(node, ast.Constant) or _is_numpy_constant(node):
+        return 0.0  # None, a bool, np.pi
+    if isinstance(node, ast.UnaryOp):
+        return _int_bits(node.operand)
+    if isinstance(node, (ast.Compare, ast.BoolOp)):
+        return 1.0
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        # numpy's result: int64 (wrapping) or float from int64-sized input
+        return 63.0 if max(map(_int_bits, node.args), default=0.0) <= 63 else np.inf
+    if not isinstance(node, ast.BinOp):
+        return np.inf
+    left, right = _int_bits(node.left), _int_bits(node.right)
+    if isinstance(node.op, ast.Div):
+        return 0.0  # true division makes a float
+    if isinstance(node.op, ast.Mult):
+        return left + right
+    if isinstance(node.op, ast.Pow):
+        exponent = _number(node.right)
+        return np.inf if exponent is None else left * abs(exponent)
+    return max(left, right) + 1.0  # + - // % & | ^
+
+
+def _is_numpy_constant(node) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and _is_numpy_name(node.value)
+        and node.attr in NUMPY_CONSTANTS
+    )
+
+
+def _is_numpy_name(node) -> bool:
+    return isinstance(node, ast.Name) and node.id in NUMPY_MODULES
+
+
 class _Walker:
     """Walks one factor's syntax tree; every method refuses what it does not
     know."""
@@ -306,7 +347,9 @@ class _Walker:
         literal to a literal exponent of at most 1000 is taken."""
         if _reads_data(node.left) or _reads_data(node.right):
             return  # an array: floats overflow to inf at once
-        if _number(node.left) is None or abs(_number(node.right) or 1e9) > 1000:
+        exponent = _number(node.right)
+        base_is_number = _number(node.left) is not None or _is_numpy_constant(node.left)
+        if not base_is_number or exponent is None or abs(exponent) > 1000:
             self.refuse(
                 node,
                 "is a power of numbers alone; write a number, or a literal to "
@@ -327,7 +370,8 @@ class _Walker:
         )
 
     def column(self, name: str, node) -> None:
-        if name in self.columns:
+        if name in self.columns and not name.startswith("__"):
+            # (a file's list of columns may name __debug__, Python's True)
             return
         if name in PATSY_FUNCTIONS or name in CONTRASTS or name in NUMPY_MODULES:
             self.refuse(node, "is a function, used here as a value")
@@ -363,6 +407,15 @@ class _Walker:
                 )
             if node.keywords:
                 self.refuse(node, "passes keyword arguments to a numpy function")
+            if not _reads_data(node) and max(map(_int_bits, node.args), default=0) > 63:
+                # Python's integers have no size limit, and numpy keeps one
+                # beyond int64 as an object: np.square(9 ** 999), nested,
+                # doubles its digits each time (a hang at predict)
+                self.refuse(
+                    node,
+                    "applies numpy to an integer beyond int64; write it as a "
+                    "float (9e999 overflows to inf at once), or give it a column",
+                )
             self.arguments(node, node.args)
             return
         if not isinstance(func, ast.Name) or func.id not in PATSY_FUNCTIONS:
@@ -379,6 +432,8 @@ class _Walker:
         for arg in args:
             if isinstance(arg, ast.Starred):
                 self.refuse(arg, "is a starred argument")
+            if isinstance(arg, ast.Constant) and arg.value is None:
+                continue  # np.clip(x, 0, None): an open bound
             self.expression(arg)
 
     def call_I(self, node) -> None:

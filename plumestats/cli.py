@@ -365,15 +365,17 @@ def _load_json(raw: bytes, path: str):
 
 
 def _formula_namespace():
-    """What a formula may name besides the columns: numpy as ``np`` (and,
-    with --unsafe-formula, Python's builtins), not this module's names."""
+    """What a formula may name besides the columns: numpy as ``np`` or
+    ``numpy``, as the safe grammar takes it (and, with --unsafe-formula,
+    Python's builtins), not this module's names."""
     from ._compat import STATSMODELS_EVAL_ENV_MAPPING
 
+    names = {"np": np, "numpy": np}
     if STATSMODELS_EVAL_ENV_MAPPING:
-        return {"np": np}
+        return names
     from patsy import EvalEnvironment  # statsmodels 0.14 passes it to patsy
 
-    return EvalEnvironment([{"np": np}])
+    return EvalEnvironment([names])
 
 
 def _check_formula(args: argparse.Namespace, data: pd.DataFrame) -> None:

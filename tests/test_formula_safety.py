@@ -72,6 +72,8 @@ ALLOWED = [
     "y ~ C(g):x1 + center(np.log(x1))",
     "C(c) ~ x1",
     "I(y == 1) ~ x1",
+    # powers and numpy's open bounds that were refused
+    "y ~ I(x1 * 10 ** 0) + I(x2 * np.pi ** 2) + np.clip(x1, 1, None)",
 ]
 
 # the formula, and the piece the message must name
@@ -114,6 +116,10 @@ REFUSED = [
     ("y ~ x1 + unknown", "unknown"),
     ("y ~ Q('no such column')", "Q('no such column')"),
     ("__import__('os').getcwd() ~ x1", "__import__('os').getcwd"),
+    # Python's integers grow without bound through numpy too: a hang at
+    # predict, from a JSON file
+    ("y ~ x1 + np.square(np.square(9 ** 999))", "np.square(np.square(9 ** 999))"),
+    ("y ~ np.log1p(x1 + np.square(9 ** 999) * 0)", "np.square(9 ** 999)"),
 ]
 
 
@@ -149,6 +155,25 @@ def test_the_attack_is_refused_and_nothing_runs(tmp_path, monkeypatch):
     with pytest.raises(UnsafeFormulaError, match="is refused"):
         check_safe_formula(formula, COLUMNS)
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_dunder_name_is_no_column_even_when_listed():
+    """A JSON file lists its own columns: __debug__ (Python's True) listed
+    there took the power guard's way for data, (__debug__ + 8) ** 9 ** 9."""
+    with pytest.raises(UnsafeFormulaError, match="neither a column"):
+        check_safe_formula("y ~ I((__debug__ + 8) ** 9 ** 9)", [*COLUMNS, "__debug__"])
+
+
+def test_a_text_factor_named_by_q_is_a_factor():
+    """C(Q('zip code')) was read as numbers stored as text, and the advice
+    was C(zip code), which is no formula."""
+    rng = np.random.default_rng(1)
+    data = pd.DataFrame({"x": rng.normal(size=120), "y": rng.integers(0, 2, 120)})
+    data["zip code"] = rng.integers(10000, 10100, 120).astype(str)
+    model = ps.plume("y ~ x + C(Q('zip code'))", data, k=1)
+    assert model.exog.shape[1] == 2 + data["zip code"].nunique() - 1
+    with pytest.raises(ValueError, match=r"or write C\(Q\('zip code'\)\)"):
+        ps.plume("y ~ x + Q('zip code')", data, k=1)
 
 
 def test_a_formula_patsy_cannot_parse_passes_to_patsy():

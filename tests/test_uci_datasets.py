@@ -85,6 +85,35 @@ def test_header_row_in_original_is_skipped(data_dir, tmp_path):
     pd.testing.assert_frame_equal(load("ilpd", data_home=tmp_path), clean)
 
 
+def test_byte_order_mark_and_trailing_spaces_are_read_through(data_dir, tmp_path):
+    """A byte-order mark made the first row look like a header (one row
+    lost); a text field's trailing space failed the digest unexplained."""
+    clean = pd.read_csv(data_dir / "pima.csv")
+    (tmp_path / "bom").mkdir()
+    (tmp_path / "spaces").mkdir()
+    path = write_original("pima", clean, tmp_path / "bom")
+    path.write_text("\ufeff" + path.read_text(), encoding="utf-8")
+    pd.testing.assert_frame_equal(load("pima", data_home=tmp_path / "bom"), clean)
+    clean = pd.read_csv(data_dir / "adult.csv")
+    path = write_original("adult", clean, tmp_path / "spaces")
+    path.write_text(path.read_text().replace(", Male,", ", Male ,"))
+    pd.testing.assert_frame_equal(load("adult", data_home=tmp_path / "spaces"), clean)
+
+
+@pytest.mark.parametrize(
+    "content", ["", "a,b\n1,2\n1,2,3\n", b"\xff\xfe\x00".decode("latin-1")]
+)
+def test_an_unreadable_clean_copy_is_named(tmp_path, content):
+    (tmp_path / "pima.csv").write_text(content, encoding="latin-1")
+    with pytest.raises(ValueError, match=r"pima\.csv is not a readable clean copy"):
+        load("pima", data_home=tmp_path)
+
+
+def test_data_home_pointing_at_a_file_says_so(data_dir):
+    with pytest.raises(ValueError, match="data_home must be a folder"):
+        load("pima", data_home=data_dir / "pima.csv")
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_expected_digest_is_that_of_the_clean_file(name, data_dir):
     frame = pd.read_csv(data_dir / f"{name}.csv")

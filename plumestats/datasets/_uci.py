@@ -100,6 +100,17 @@ def _download(spec: UCISpec, folder: Path) -> Path:
     return destination
 
 
+def _read_clean(path: Path, spec: UCISpec) -> pd.DataFrame:
+    """Our clean CSV of ``spec``, or a ``ValueError`` naming the file."""
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"{path} is not a readable clean copy of {spec.name} ({exc}); remove "
+            f"it, or {_where_to_put(spec, path.parent)}"
+        ) from exc
+
+
 def _check_name(name: str) -> UCISpec:
     if not isinstance(name, str) or name.lower() not in SPECS:
         raise ValueError(
@@ -170,10 +181,15 @@ def load(
     """
     spec = _check_name(name)
     folder = get_data_home(data_home)
+    if folder.is_file():
+        raise ValueError(
+            f"data_home must be a folder, got the file {folder}; pass its folder, "
+            f"data_home={str(folder.parent)!r}"
+        )
     clean, original = folder / spec.clean, folder / spec.original
     if clean.is_file():
         source = clean
-        frame = pd.read_csv(clean)
+        frame = _read_clean(clean, spec)
     else:
         if not original.is_file():
             if not download_if_missing:

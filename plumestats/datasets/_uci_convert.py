@@ -39,7 +39,8 @@ def canonical_digest(frame: pd.DataFrame) -> str:
 
 def _has_header(path: Path, sep: str) -> bool:
     """True when the first field of the file is not a number (a header row)."""
-    with path.open(encoding="utf-8", errors="replace") as handle:
+    # (utf-8-sig: a byte-order mark would make the first number a header)
+    with path.open(encoding="utf-8-sig", errors="replace") as handle:
         first = handle.readline().strip()
     field = first.split() if sep == r"\s+" else first.split(sep)
     try:
@@ -58,8 +59,9 @@ def _read_original(path: Path, spec: UCISpec) -> pd.DataFrame:
             skiprows=1 if _has_header(path, spec.sep) else 0,
             skipinitialspace=True,
             na_values=["?"],
+            encoding="utf-8-sig",
         )
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ValueError(
             f"{path} is not the UCI {spec.name} file {spec.original!r}: {exc}"
         ) from exc
@@ -69,6 +71,8 @@ def _read_original(path: Path, spec: UCISpec) -> pd.DataFrame:
             f"file {spec.original!r} has {len(spec.columns)}"
         )
     raw.columns = list(spec.columns)
+    text = raw.select_dtypes(include=["object", "string"]).columns
+    raw[text] = raw[text].apply(lambda values: values.str.strip())  # "Male "
     return raw
 
 
