@@ -389,6 +389,10 @@ def separating(problem, params: np.ndarray, terms) -> bool:
     moved_perfect = flat @ gram_perfect @ flat
     if moved_perfect <= 0.5:  # of v'Gv = 1
         return False
+    if curvature[0] <= 0.0:
+        # underflowed along with the slope (every row fitted perfectly): the
+        # step below would read 0 / 0 as no step
+        return True
     # A flat direction alone can be a regular, if ill-conditioned, maximum (a
     # sharp face with few observations near it). Along a direction to infinity
     # the slope vanishes with the curvature, so the Newton step along it still

@@ -115,10 +115,12 @@ def start_sample(problem: Problem, init: str, rng):
         return source.design, source.y_pm, source.weights
     if init == "random":  # needs no data
         return np.empty((0, problem.n_cols)), np.empty(0), None
-    if problem.nobs > START_MAX_ROWS:
-        rows = np.sort(rng.choice(problem.nobs, START_MAX_ROWS, replace=False))
-    else:
-        rows = np.arange(problem.nobs)
+    # among the rows in the fit (weight > 0), as sample_rows draws them
+    rows = np.arange(problem.nobs)
+    if source.weights is not None:
+        rows = np.flatnonzero(np.asarray(source.weights) > 0)
+    if rows.size > START_MAX_ROWS:
+        rows = rows[np.sort(rng.choice(rows.size, START_MAX_ROWS, replace=False))]
     return source.take(rows)
 
 

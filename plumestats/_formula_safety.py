@@ -32,6 +32,7 @@ the transforms' options, names that are not columns) is refused with an
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -281,7 +282,14 @@ def _int_bits(node) -> float:
         return left + right
     if isinstance(node.op, ast.Pow):
         exponent = _number(node.right)
-        return np.inf if exponent is None else left * abs(exponent)
+        if exponent is None:
+            return np.inf
+        if not isinstance(exponent, int) or exponent < 0:
+            return 0.0  # a float
+        base = _number(node.left)
+        if isinstance(base, int):  # |b| ** e < 2 ** (e log2 |b| + 1)
+            return math.floor(exponent * math.log2(max(abs(base), 1))) + 1.0
+        return left * exponent
     return max(left, right) + 1.0  # + - // % & | ^
 
 

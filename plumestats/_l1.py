@@ -65,8 +65,6 @@ _START_ALPHA = 1e-3
 _KKT_ROUNDING = 1e-9
 # Newton steps of the polish on the nonzero parameters (each is checked)
 _POLISH_STEPS = 20
-# rounds of releasing wrongly trimmed zeros and polishing again
-_RELEASE_ROUNDS = 5
 
 
 def penalty_weights(model, alpha, intercept_index: int | None) -> np.ndarray:
@@ -325,24 +323,27 @@ def _trim_and_polish(model, found, weights, size_trim_tol, qc_tol):
     """SLSQP's penalised parameters below ``size_trim_tol`` set to 0, the
     others polished (:func:`_polish`); a zero whose optimality condition then
     fails (``|dL/dw_j| > alpha_j (1 + qc_tol)``: the optimum has it nonzero,
-    only small in its units, like a slope per dollar) is released, and the
-    polish runs again. Returns the parameters, the zeros and the steps."""
+    only small in its units, like a slope per dollar) is released, the worst
+    first and one at a time, on the side its score points to, and the polish
+    runs again. Returns the parameters, the zeros and the steps."""
     trimmed = (weights > 0) & (np.abs(found) < size_trim_tol)
     steps = 0
-    for _ in range(_RELEASE_ROUNDS):
+    # each round but the last releases one zero: the last polishes and finds
+    # none to release
+    for _ in range(int(trimmed.sum()) + 1):
         params = found.copy()
         params[trimmed] = 0.0
         params, taken = _polish(model, params, weights, ~trimmed)
         steps += taken
         score = model.score(params)
-        violated = trimmed & (np.abs(score) > weights * (1.0 + qc_tol))
-        if not violated.any():
+        excess = np.where(trimmed, np.abs(score) - weights * (1.0 + qc_tol), -np.inf)
+        worst = int(np.argmax(excess))
+        if not excess[worst] > 0:
             break
-        trimmed &= ~violated
-        # a released zero starts on the side its score points to
-        at_zero = violated & (found == 0.0)
-        found = found.copy()
-        found[at_zero] = np.sign(score[at_zero]) * np.finfo(float).tiny
+        trimmed[worst] = False
+        if np.sign(found[worst]) != np.sign(score[worst]):
+            found = found.copy()
+            found[worst] = np.sign(score[worst]) * np.finfo(float).tiny
     return params, trimmed, steps
 
 

@@ -186,7 +186,7 @@ def design_rows(results, exog, transform: bool, row_labels, drop_incomplete: boo
     ``predict`` builds them: rows with missing values are dropped where the
     formula is applied, as ``Logit.get_prediction`` does, and kept (their
     predictions NaN, as Logit's) in a design given directly, unless
-    ``drop_incomplete`` (an average over the rows)."""
+    ``drop_incomplete``."""
     if exog is None:
         require_estimation_data(
             results.model,
@@ -227,7 +227,7 @@ def prediction_results(
 ) -> PredictionResults:
     """What :meth:`PolyhedralMixtureLogitResults.get_prediction` returns for
     ``which="mean"``."""
-    design, labels = design_rows(results, exog, transform, row_labels, average)
+    design, labels = design_rows(results, exog, transform, row_labels, False)
     dist = ["norm", "t"][bool(results.use_t)]
     if not average:
         log_odds, log_var = _rows_log_odds_and_variance(results, design)
@@ -249,6 +249,10 @@ def prediction_results(
             dist=dist,
             row_labels=labels,
         )
+    # the average skips a row with a missing value, and its agg_weight
+    complete = np.isfinite(design).all(axis=1)
+    weights = _aggregation_weights(agg_weights, len(design))[complete]
+    design = design[complete]
     if len(design) == 0:
         raise ValueError(
             "average=True needs at least one row with every value present; "
@@ -256,7 +260,7 @@ def prediction_results(
         )
     log_odds, jacobian = results._log_odds_and_jacobian(design)
     cov, jacobian = free_parameters(results, jacobian)
-    weights = _aggregation_weights(agg_weights, len(design))
+    weights *= complete.size / len(design)
     prob = expit(log_odds)
     mean = float(weights @ prob)
     gradient = (weights * prob * expit(-log_odds)) @ jacobian

@@ -187,19 +187,19 @@ def make_start(
 def sample_rows(exog, y_pm: np.ndarray, rng: np.random.Generator, weights=None):
     """At most :data:`START_MAX_ROWS` random rows of a design, in their order
     (all rows of a smaller one), as a :class:`DesignMatrix`, their outcomes
-    and their frequency weights (``None`` without). Rows of weight 0 are then
-    left out (they are not part of the fit): drawn first, as a fit by row
-    blocks draws them (:func:`plumestats._fitting.start_sample`), so that both
-    start from the same rows."""
+    and their frequency weights (``None`` without). Rows of weight 0 are left
+    out first (they are not part of the fit), as a fit by row blocks leaves
+    them out (:func:`plumestats._fitting.start_sample`): both draw the same
+    rows."""
+    if weights is not None and not np.all(weights > 0):
+        kept = np.flatnonzero(weights > 0)
+        values = exog.values if isinstance(exog, DesignMatrix) else exog
+        exog, y_pm, weights = values[kept], y_pm[kept], weights[kept]
     if exog.shape[0] > START_MAX_ROWS:
         rows = np.sort(rng.choice(exog.shape[0], START_MAX_ROWS, replace=False))
         values = exog.values if isinstance(exog, DesignMatrix) else exog
         exog, y_pm = values[rows], y_pm[rows]
         weights = None if weights is None else weights[rows]
-    if weights is not None and not np.all(weights > 0):
-        kept = np.flatnonzero(weights > 0)
-        values = exog.values if isinstance(exog, DesignMatrix) else exog
-        exog, y_pm, weights = values[kept], y_pm[kept], weights[kept]
     return as_design(exog), y_pm, weights
 
 

@@ -169,10 +169,12 @@ class PolyhedralMixtureLogitResults(
         ``pred_table``) is recomputed there, and every cached value dropped
         (they stayed the fit's, disagreeing with ``predict``); the
         covariance stays the fit's, as in statsmodels."""
+        later = "_llf" in vars(self)  # not the constructor's own call
+        if later:
+            require_estimation_data(model, "initialize() recomputes llf on", "refit")
         super().initialize(model, params, **kwargs)
-        if "_llf" not in vars(self):  # the constructor's own call
+        if not later:
             return
-        require_estimation_data(model, "initialize() recomputes llf on", "refit")
         self._cache = {}
         self._llf = float(model.loglike(np.asarray(params, dtype=float)))
         self._confusion = None

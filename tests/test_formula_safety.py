@@ -74,6 +74,8 @@ ALLOWED = [
     "I(y == 1) ~ x1",
     # powers and numpy's open bounds that were refused
     "y ~ I(x1 * 10 ** 0) + I(x2 * np.pi ** 2) + np.clip(x1, 1, None)",
+    # numpy of integers within int64, and of floats
+    "y ~ I(x1 / np.sqrt(10 ** 16)) + I(x2 * np.log(2 ** 32) + np.log(10 ** 30.0))",
 ]
 
 # the formula, and the piece the message must name
@@ -120,6 +122,7 @@ REFUSED = [
     # predict, from a JSON file
     ("y ~ x1 + np.square(np.square(9 ** 999))", "np.square(np.square(9 ** 999))"),
     ("y ~ np.log1p(x1 + np.square(9 ** 999) * 0)", "np.square(9 ** 999)"),
+    ("y ~ x1 + np.square(2 ** 63)", "np.square(2 ** 63)"),
 ]
 
 

@@ -8,6 +8,7 @@ standard error, count and criterion equal to 1e-8), statsmodels GLM's own
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -389,3 +390,27 @@ def test_a_zero_weight_row_does_not_make_a_column_vary():
         assert {type(w.message).__name__ for w in caught} == {"CollinearityWarning"}
     assert fits[0].llf == pytest.approx(fits[1].llf, rel=1e-12)
     np.testing.assert_allclose(fits[0].bse, fits[1].bse, rtol=1e-8)
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_few_positive_weights_among_many_rows_start_from_them(seed):
+    """The start's rows are drawn among the rows of positive weight (in
+    memory and by blocks alike): drawn among all 20,000 rows, 60 positive
+    ones left an empty sample (a crash) or a few (a worse start)."""
+    rng = np.random.default_rng(seed)
+    exog = np.column_stack([np.ones(20_000), rng.normal(size=(20_000, 2))])
+    y = (np.minimum(exog[:, 1], exog[:, 2]) + rng.logistic(size=20_000) > 0) * 1.0
+    weights = np.zeros(20_000)
+    weights[rng.choice(20_000, 60, replace=False)] = 1.0
+    model = PM(y, exog, k=2, freq_weights=weights)
+    kept = weights > 0
+    alone = PM(y[kept], exog[kept], k=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 60 points, K = 2: whatever it says
+        fits = [
+            model.fit(random_state=seed, **options)
+            for options in ({}, {"chunksize": 5000})
+        ]
+        reference = alone.fit(random_state=seed)
+    for res in fits:
+        assert res.llf == pytest.approx(reference.llf, rel=1e-8)

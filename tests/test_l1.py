@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from statsmodels.tools.sm_exceptions import HessianInversionWarning
 
 import plumestats.api as ps
 from plumestats import PolyhedralMixtureLogit
@@ -305,3 +306,30 @@ def test_an_unconverged_l1_fit_is_not_called_separated():
     with pytest.warns(ConvergenceWarning, match="QC check failed"):
         separated = warn_if_unsettled(model, retvals, 0.0, n_perfect=5)
     assert not separated
+
+
+def test_zeros_are_released_one_at_a_time_at_k2():
+    """K = 2 with a column in units 1e4 times smaller: several zeros failed
+    their condition at once, and releasing them together let the polish
+    refuse a sign flip and keep SLSQP's point (not converged, a released
+    -2e-18 counted as nonzero). Now the optimality conditions hold."""
+    rng = np.random.default_rng(1)
+    exog = sm.add_constant(rng.normal(size=(400, 4)))
+    inside = (exog[:, 1] + exog[:, 2] < 1) & (exog[:, 1] - exog[:, 2] > -1)
+    endog = np.where(rng.random(400) < np.where(inside, 0.9, 0.1), 1.0, 0.0)
+    exog[:, 4] *= 1e4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HessianInversionWarning)
+        res = PolyhedralMixtureLogit(endog, exog, k=2).fit_regularized(
+            alpha=1.0, method="l1"
+        )
+    assert res.converged
+    params = np.asarray(res.params)
+    score = res.model.score(params)
+    weights = np.asarray(res.mle_settings["alpha_l1"])
+    free = ~res.trimmed
+    assert np.all(params[free] != 0) and np.all(params[~free] == 0)
+    np.testing.assert_allclose(
+        score[free], weights[free] * np.sign(params[free]), atol=1e-6
+    )
+    assert np.all(np.abs(score[~free]) <= weights[~free] * (1 + 1e-6))

@@ -15,6 +15,7 @@ from statsmodels.tools.sm_exceptions import (
     HessianInversionWarning,
 )
 
+import plumestats.api as ps
 import plumestats.formula.api as psf
 
 RTOL = 1e-6  # the bar; in practice the agreement is ~1e-12
@@ -229,3 +230,14 @@ def test_results_api_of_a_logit_script():
         plume.get_influence().resid_score_factor()
     with pytest.raises(TypeError, match="takes no offset"):
         psf.plume(formula, data, k=1, offset=np.zeros(len(data)))
+
+
+def test_initialize_without_data_changes_nothing(tmp_path):
+    data = logistic_data(nobs=300, d=2, seed=13)
+    res = psf.plume("y ~ x1 + x2", data, k=1).fit()
+    res.save_json(tmp_path / "fit.json")
+    loaded = ps.load_json(tmp_path / "fit.json")
+    before = loaded.params.copy()
+    with pytest.raises(ValueError, match="JSON export does not hold"):
+        loaded.initialize(loaded.model, np.asarray(before) + 1.0)
+    np.testing.assert_array_equal(loaded.params, before)  # it was half-updated

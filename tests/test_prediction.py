@@ -319,9 +319,14 @@ def test_k1_array_rows_with_a_missing_value_stay_in_place(logit_pair):
     got = plume_res.get_prediction(new).summary_frame()
     assert got.iloc[1].isna().all()
     pd.testing.assert_frame_equal(got, expected, rtol=1e-6, atol=1e-12)
-    # the average skips the incomplete row
+    # the average skips the incomplete row, and its agg_weight
     average = plume_res.get_prediction(new, average=True).predicted[0]
     assert average == pytest.approx(got.predicted.drop(index=1).mean())
+    weights = np.array([1.0, 5.0, 2.0, 1.0])
+    weighted = plume_res.get_prediction(new, average=True, agg_weights=weights)
+    kept = [0, 2, 3]
+    expected = np.mean(weights[kept] * got.predicted.to_numpy()[kept])
+    assert weighted.predicted[0] == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("row", [[1.0, 0.1, 0.2], (1.0, 0.1, 0.2), [[1.0, 0.1, 0.2]]])

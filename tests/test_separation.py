@@ -136,3 +136,15 @@ def test_an_unused_category_level_is_no_separation(k, options):
     assert PerfectSeparationWarning not in categories
     assert not res.mle_retvals["separation"]
     assert res.converged
+
+
+@pytest.mark.parametrize("method", ["nm", "powell"])
+def test_complete_separation_where_everything_underflowed(method):
+    """Every row fitted perfectly: the slope and the curvature along the
+    direction to infinity are both exactly 0, which read as no step (the fit
+    was then reported converged, with a HessianInversionWarning)."""
+    data = ps.simulate_plume(400, [[0.0, 1.0, 0.0]], random_state=3)
+    data["y"] = (data.x1 > 0).astype(int)
+    res, categories = _fit_warnings(ps.plume("y ~ x1 + x2", data, k=1), method=method)
+    assert categories == [PerfectSeparationWarning]
+    assert res.mle_retvals["separation"] and not res.converged
