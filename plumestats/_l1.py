@@ -169,7 +169,10 @@ def fit_l1(
     problem, scaling = build_problem(model, 0.0)
     weights = penalty_weights(model, alpha, scaling.intercept_index)
     check_choice(trim_mode, "trim_mode", ("auto", "size", "off"))
-    check_choice(cov_type, "cov_type", ("nonrobust",))
+    # in any case, as fit takes it; an L1 fit's covariance is the nonrobust one
+    if not (isinstance(cov_type, str) and cov_type.lower() == "nonrobust"):
+        check_choice(cov_type, "cov_type", ("nonrobust",))
+    cov_type = "nonrobust"
     solver = {
         "trim_mode": trim_mode,
         # statsmodels takes 0 for these (a check or a trim at the exact value)

@@ -175,7 +175,9 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
             each run, PLUME's and the label-flip one.
         full_output, disp, callback, retall
             As for :meth:`PolyhedralMixtureLogit.fit` (statsmodels' order:
-            ``fit(start_params, method, maxiter, full_output, disp, ...)``).
+            ``fit(start_params, method, maxiter, full_output, disp, ...)``);
+            ``callback`` sees the PLUME runs' ``K p`` parameters, then the
+            label-flip runs' ``K p + 1``.
         flip_start : float, default 0.05
             Flip rate the EM starts from, in ``(0, 0.5)``.
         **kwargs

@@ -333,3 +333,15 @@ def test_zeros_are_released_one_at_a_time_at_k2():
         score[free], weights[free] * np.sign(params[free]), atol=1e-6
     )
     assert np.all(np.abs(score[~free]) <= weights[~free] * (1 + 1e-6))
+
+
+def test_the_covariance_name_is_taken_in_any_case():
+    """As fit and statsmodels take it ("NONROBUST" was refused here)."""
+    endog, exog = _logit_data()
+    model = PolyhedralMixtureLogit(endog, exog, k=1)
+    res = model.fit_regularized(alpha=3.0, method="l1", cov_type="NONROBUST")
+    assert res.cov_type == "nonrobust"
+    with pytest.raises(
+        ValueError, match="cov_type must be one of 'nonrobust'; got 'HC0'"
+    ):
+        model.fit_regularized(alpha=3.0, method="l1", cov_type="HC0")
