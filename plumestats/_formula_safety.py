@@ -271,8 +271,9 @@ def _int_bits(node) -> float:
     if isinstance(node, (ast.Compare, ast.BoolOp)):
         return 1.0
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        # numpy's result: int64 (wrapping) or float from int64-sized input
-        return 63.0 if max(map(_int_bits, node.args), default=0.0) <= 63 else np.inf
+        # numpy's result from int64-sized input is a numpy int64 or float,
+        # and stays one in arithmetic with small Python integers: bounded
+        return 0.0 if max(map(_int_bits, node.args), default=0.0) <= 63 else np.inf
     if not isinstance(node, ast.BinOp):
         return np.inf
     left, right = _int_bits(node.left), _int_bits(node.right)

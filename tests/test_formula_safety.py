@@ -76,6 +76,8 @@ ALLOWED = [
     "y ~ I(x1 * 10 ** 0) + I(x2 * np.pi ** 2) + np.clip(x1, 1, None)",
     # numpy of integers within int64, and of floats
     "y ~ I(x1 / np.sqrt(10 ** 16)) + I(x2 * np.log(2 ** 32) + np.log(10 ** 30.0))",
+    # numpy's own results in small arithmetic (a case hypothesis found)
+    "y ~ x1 + I(x1 * 0 + np.clip(2 + np.clip(2, 0, 1), 0, 1))",
 ]
 
 # the formula, and the piece the message must name
