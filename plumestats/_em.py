@@ -118,6 +118,7 @@ class _Run:
         self.boundary = False
         self.converged = False
         self.separated = False
+        self.stopped = False  # by a rule; False at the end: maxiter ran out
         self.message = f"maximum number of iterations ({options.maxiter}) reached"
         self.path = [self.params.copy()] if options.retall else None
 
@@ -133,7 +134,7 @@ class _Run:
         return self.problem.evaluate_objective(trial)
 
     def stop(self, converged: bool, message: str) -> bool:
-        self.converged, self.message = converged, message
+        self.converged, self.message, self.stopped = converged, message, True
         return True
 
     # ------------------------------------------------------ one iteration
@@ -299,7 +300,7 @@ class _Run:
 
     def trace(self) -> EMTrace:
         # a run stopped by maxiter may be climbing to infinity too
-        settled = self.converged or self.message.startswith("maximum number")
+        settled = self.converged or not self.stopped
         if settled and separating(self.problem, self.params, self.terms):
             # The gradient and the curvature along a direction to infinity vanish
             # together (both like exp(-margin)), so every test above can pass at

@@ -220,9 +220,7 @@ def _moves_asked(model, start_params, reseat):
 _EM_DEFAULTS = {
     "n_init": 1,
     "mstep": "newton",
-    "em_tol": 1e-3,
-    "tol": 1e-8,
-    "newton_finish": True,
+    **{name: getattr(EMOptions, name) for name in ("em_tol", "tol", "newton_finish")},
 }
 
 
@@ -254,7 +252,7 @@ def _run_em(model, shared: dict, em: dict, *, disp, callback, reseat, **kwargs):
         tol=check_positive_float(em["tol"], "tol"),
         em_tol=check_positive_float(em["em_tol"], "em_tol"),
         newton_finish=bool(em["newton_finish"]),
-        callback=reporter.callback(printer(None) if disp else None),
+        callback=reporter.callback(printer() if disp else None),
         retall=shared["retall"],
     )
     problem, scaling, runs, reseats = em_runs(

@@ -362,12 +362,11 @@ def _user_callback(engine_callback, user_callback, k: int, scaling):
     return callback
 
 
-def printer(user_callback):
-    """A callback that prints one line per iteration, like statsmodels' disp."""
+def printer():
+    """A callback that prints one line per iteration, like statsmodels' disp
+    (the user's own callback is chained by :func:`em_runs`)."""
 
     def report(iteration, value, kind, params):
         print(f"iter {iteration:4d}  {kind:<8s}  objective = {value:.10g}")
-        if user_callback is not None:
-            user_callback(iteration, value, kind, params)
 
     return report

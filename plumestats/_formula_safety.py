@@ -391,7 +391,7 @@ class _Walker:
         )
 
     def numpy_constant(self, node) -> None:
-        if self.is_numpy(node.value) and node.attr in NUMPY_CONSTANTS:
+        if _is_numpy_constant(node):
             return
         self.refuse(
             node,
@@ -399,14 +399,10 @@ class _Walker:
             "np.nan) and functions (np.log, ...) are",
         )
 
-    @staticmethod
-    def is_numpy(node) -> bool:
-        return isinstance(node, ast.Name) and node.id in NUMPY_MODULES
-
     # ---------------------------------------------------------------- calls
     def call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Attribute) and self.is_numpy(func.value):
+        if isinstance(func, ast.Attribute) and _is_numpy_name(func.value):
             if func.attr not in NUMPY_FUNCTIONS:
                 self.refuse(
                     node,

@@ -22,7 +22,18 @@ from statsmodels.tools.tools import nan_dot
 from ._compat import formula_spec, term_slices
 from ._validation import check_choice
 
-__all__ = ["check_alpha", "parse_constraints", "term_constraints"]
+__all__ = ["check_alpha", "fixed_params", "parse_constraints", "term_constraints"]
+
+
+def fixed_params(results) -> np.ndarray:
+    """Which parameters a fit holds fixed, not estimated: an L1 fit's zeros
+    (``trimmed``) and a flip rate at its boundary 0 (the last)."""
+    fixed = np.zeros(len(results.params), dtype=bool)
+    trimmed = getattr(results, "trimmed", None)
+    if trimmed is not None:
+        fixed |= np.asarray(trimmed, dtype=bool)
+    fixed[-1] |= bool(results.mle_retvals.get("boundary", False))
+    return fixed
 
 
 def check_alpha(alpha, name: str = "alpha") -> float:
@@ -248,9 +259,7 @@ class InferenceMixin:
 
     def _holds_fixed_params(self) -> bool:
         """Whether some parameter is held fixed, not estimated."""
-        trimmed = getattr(self, "trimmed", None)
-        fixed = trimmed is not None and bool(np.any(trimmed))
-        return fixed or bool(self.mle_retvals.get("boundary", False))
+        return bool(fixed_params(self).any())
 
     def conf_int(self, alpha: float = 0.05, *, method: str = "wald"):
         """Confidence intervals of the parameters.

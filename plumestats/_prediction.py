@@ -37,7 +37,7 @@ from scipy.special import expit, log_expit
 from statsmodels.base._prediction_inference import PredictionResultsMonotonic
 
 from ._dask import is_dask_collection, map_rows
-from ._inference import check_alpha
+from ._inference import check_alpha, fixed_params
 from ._likelihood import face_products, linear_scores
 from ._validation import require_estimation_data
 
@@ -170,23 +170,18 @@ def free_parameters(results, jacobian: np.ndarray):
     other NaN variance (singular information) stays, so that its standard
     errors are NaN, not zero."""
     cov = np.asarray(results.cov_params(), dtype=float)
-    fixed = np.zeros(cov.shape[0], dtype=bool)
-    trimmed = getattr(results, "trimmed", None)
-    if trimmed is not None:
-        fixed |= np.asarray(trimmed, dtype=bool)
-    fixed[-1] |= bool(results.mle_retvals.get("boundary", False))
+    fixed = fixed_params(results)
     if not fixed.any():
         return cov, jacobian
     free = ~fixed
     return cov[np.ix_(free, free)], jacobian[..., free]
 
 
-def design_rows(results, exog, transform: bool, row_labels, drop_incomplete: bool):
+def design_rows(results, exog, transform: bool, row_labels):
     """The design matrix to predict at and its row labels, as statsmodels'
     ``predict`` builds them: rows with missing values are dropped where the
     formula is applied, as ``Logit.get_prediction`` does, and kept (their
-    predictions NaN, as Logit's) in a design given directly, unless
-    ``drop_incomplete``."""
+    predictions NaN, as Logit's) in a design given directly."""
     if exog is None:
         require_estimation_data(
             results.model,
@@ -214,8 +209,8 @@ def design_rows(results, exog, transform: bool, row_labels, drop_incomplete: boo
         )
     complete = np.isfinite(design).all(axis=1)
     # Logit.get_prediction drops what its formula leaves incomplete
-    drop_incomplete |= transform and hasattr(results.model, "formula")
-    if drop_incomplete and not complete.all():
+    formula = transform and hasattr(results.model, "formula")
+    if formula and not complete.all():
         design = design[complete]
         if row_labels is not None and len(row_labels) == len(complete):
             row_labels = pd.Index(row_labels)[complete]
@@ -227,7 +222,7 @@ def prediction_results(
 ) -> PredictionResults:
     """What :meth:`PolyhedralMixtureLogitResults.get_prediction` returns for
     ``which="mean"``."""
-    design, labels = design_rows(results, exog, transform, row_labels, False)
+    design, labels = design_rows(results, exog, transform, row_labels)
     dist = ["norm", "t"][bool(results.use_t)]
     if not average:
         log_odds, log_var = _rows_log_odds_and_variance(results, design)
@@ -251,7 +246,7 @@ def prediction_results(
         )
     # the average skips a row with a missing value, and its agg_weight
     complete = np.isfinite(design).all(axis=1)
-    weights = _aggregation_weights(agg_weights, len(design))[complete]
+    weights = _aggregation_weights(agg_weights, complete)
     design = design[complete]
     if len(design) == 0:
         raise ValueError(
@@ -260,7 +255,6 @@ def prediction_results(
         )
     log_odds, jacobian = results._log_odds_and_jacobian(design)
     cov, jacobian = free_parameters(results, jacobian)
-    weights *= complete.size / len(design)
     prob = expit(log_odds)
     mean = float(weights @ prob)
     gradient = (weights * prob * expit(-log_odds)) @ jacobian
@@ -307,9 +301,11 @@ def _identity(values):
     return values
 
 
-def _aggregation_weights(agg_weights, nobs: int) -> np.ndarray:
+def _aggregation_weights(agg_weights, kept: np.ndarray) -> np.ndarray:
     """statsmodels' ``agg_weights``: the prediction is ``mean(agg_weights * P)``
-    (the plain mean without them)."""
+    (the plain mean without them), over the ``kept`` rows (one flag per row
+    given) and their weights."""
+    nobs = kept.size
     weights = (
         np.broadcast_to(
             np.asarray(1.0 if agg_weights is None else agg_weights, dtype=float),
@@ -323,7 +319,7 @@ def _aggregation_weights(agg_weights, nobs: int) -> np.ndarray:
             f"agg_weights must have one weight per prediction row ({nobs}), got "
             f"shape {weights.shape}"
         )
-    return weights / nobs
+    return weights[kept] / kept.sum()
 
 
 def predict_rows(
