@@ -17,7 +17,7 @@ import pandas as pd
 from ._parallel import progress_bar, run_tasks
 from ._penalty import with_terms
 from ._prediction import outcome_log_probability
-from ._validation import DEFAULT_SEED
+from ._validation import seed_entropy
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
@@ -63,14 +63,13 @@ class Context:
 def one_seed(random_state):
     """``random_state`` as a value every fit can start from afresh: a
     Generator gives one seed, so that no fit depends on the fits before it
-    (nor on which worker ran it)."""
+    (nor on which worker ran it). ``None`` is the fits' fixed seed (the
+    bootstrap of an LR test, which would draw fresh entropy from None, must be
+    as reproducible as they are); anything but an int >= 0 is refused by name
+    (a RandomState, whose state every fit would share, included)."""
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(2**63))
-    if random_state is None:
-        # the fits' fixed seed: the bootstrap of an LR test, which would draw
-        # fresh entropy from None, must be as reproducible as they are
-        return DEFAULT_SEED
-    return random_state
+    return seed_entropy(random_state)
 
 
 def fit_candidates(context: Context, candidates, n_workers: int, enabled: bool):
@@ -187,6 +186,12 @@ _SEARCH_RETVALS = (
     "reseat_llf",
     "reseat_llf_history",
     "restarts_spread",
+    # and how its best run got there (the refit from its estimate takes one step)
+    "iterations",
+    "llf_history",
+    "steps",
+    "n_em_steps",
+    "n_newton_steps",
 )
 
 

@@ -21,6 +21,7 @@ from ._problem import Problem
 from ._rows import InMemoryRows
 from ._start import (
     START_MAX_ROWS,
+    best_start,
     kept_run,
     make_start,
     reseat_faces,
@@ -58,7 +59,9 @@ def as_rng(random_state) -> np.random.Generator:
     if isinstance(random_state, np.random.Generator):
         return random_state
     try:
-        if isinstance(random_state, (bool, np.bool_)):  # a flag, not a seed
+        # a flag is no seed; a RandomState would be shared with the caller by
+        # numpy >= 2 and is refused by older numpy: refused on every version
+        if isinstance(random_state, (bool, np.bool_, np.random.RandomState)):
             raise TypeError
         return np.random.default_rng(random_state)
     except (TypeError, ValueError) as exc:
@@ -171,7 +174,7 @@ def best_run(problem, traces, reseats=()) -> tuple[np.ndarray, dict]:
     """The run with the best objective (of :func:`em_runs`: restarts and
     re-seating moves), and the fit's ``mle_retvals``: its own trace and every
     run's final value."""
-    best = kept_run(max(traces, key=lambda trace: trace.objective), reseats)
+    best = kept_run(best_start(traces), reseats)
     retvals = {
         "converged": best.converged,
         "iterations": best.n_iter,
@@ -253,7 +256,7 @@ def em_runs(
     traces = _runs(plume, starts, options, mstep, progress, disp)
     reseats = []
     if reseat and model.k > 1:
-        best = max(traces, key=lambda trace: trace.objective)
+        best = best_start(traces)
         # the moves read the rows the starts would (in memory or by blocks alike)
         exog, y_pm, weights = start_sample(plume, "kmeans", rng)
         sample = sample_rows(exog, y_pm, rng, weights)

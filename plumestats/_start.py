@@ -60,6 +60,7 @@ from ._rows import InMemoryRows
 __all__ = [
     "INIT_METHODS",
     "START_MAX_ROWS",
+    "best_start",
     "kept_run",
     "make_start",
     "reseat_faces",
@@ -286,6 +287,15 @@ def kept_run(best: EMTrace, moves: list[EMTrace]) -> EMTrace:
         if raises(move, best):
             best = move
     return best
+
+
+def best_start(runs: list[EMTrace]) -> EMTrace:
+    """The run of the starts a fit keeps: the first, unless a later one
+    :func:`raises` it. Runs that end at one maximum tie to rounding, which
+    differs between the rows in memory, by blocks and on Dask: picking the
+    highest would report another run's path (its iterations, its history)
+    on each."""
+    return kept_run(runs[0], runs[1:])
 
 
 def raises(run: EMTrace, than: EMTrace) -> bool:

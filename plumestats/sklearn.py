@@ -165,8 +165,12 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         Feature names, when ``X`` in ``fit`` had string column names.
     coef_ : ndarray of shape (K, n_features)
         Slopes of the hyperplanes, in the units of ``X``; ``K`` is ``k_``.
+        They bound the polyhedron of the ``inside`` class: with ``inside=0``
+        that is ``classes_[0]``'s, and at ``k=1`` they are then minus
+        ``LogisticRegression``'s (whose ``coef_`` points to ``classes_[1]``).
     intercept_ : ndarray of shape (K,)
-        Intercepts of the hyperplanes.
+        Intercepts of the hyperplanes (of the ``inside`` class's polyhedron,
+        as ``coef_``).
     results_ : PolyhedralMixtureLogitResults
         The statsmodels-style results (``summary()``, ``bse``, ``llf``, ...).
         The outcome is coded 1 for ``classes_[1]``.
@@ -212,8 +216,9 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     **Scores.** ``decision_function`` is the log-odds of ``classes_[1]``, so that
     ``predict`` is ``decision_function(X) > 0`` and both rank points as
     ``predict_proba`` does. At ``k=1`` (and for hard gating) it equals the linear
-    score; the geometric score :math:`\min_k w_k'\tilde x` is
-    ``results_.decision_function``.
+    score :math:`\min_k w_k'\tilde x` of ``coef_`` and ``intercept_`` with
+    ``inside=1``, and minus it with ``inside=0`` (the faces then bound
+    ``classes_[0]``); that geometric score is ``results_.decision_function``.
 
     Examples
     --------

@@ -772,6 +772,12 @@ FIT_REFUSALS = [
     ("random_state as text", {"random_state": "abc"}, ValueError, "random_state"),
     ("random_state=-1", {"random_state": -1}, ValueError, "random_state"),
     ("random_state=True", {"random_state": True}, ValueError, "random_state"),
+    (
+        "random_state=RandomState(0)",
+        {"random_state": np.random.RandomState(0)},
+        ValueError,
+        "a numpy Generator",
+    ),
     ("method='lm'", {"method": "lm"}, ValueError, "method must be one of"),
     ("mstep='simplex'", {"mstep": "simplex"}, ValueError, "mstep must be one of"),
     ("init='pca'", {"init": "pca"}, ValueError, "init must be one of"),

@@ -120,8 +120,25 @@ def test_select_k_does_not_depend_on_n_jobs(polygon, seed):
     assert_array_equal(parallel.folds, serial.folds)
     assert parallel.chosen == serial.chosen
     pd.testing.assert_series_equal(parallel.best.params, serial.best.params)
+    # how the chosen fit got there is the worker's fit's, not the one-step
+    # refit's that turns it into a formula fit
+    assert parallel.best.n_iter == serial.best.n_iter
+    assert_array_equal(parallel.best.llf_history, serial.best.llf_history)
+    assert parallel.best.mle_retvals["steps"] == serial.best.mle_retvals["steps"]
     # the fits' warnings come back from the workers, in the same order
     assert parallel_warnings == serial_warnings
+
+
+def test_select_k_refuses_a_random_state_its_fits_would_share(polygon):
+    # every fit would draw from the one RandomState in turn (numpy >= 2), so
+    # the table would depend on n_jobs and on the order of the fits
+    with pytest.raises(ValueError, match=r"random_state must be None.*RandomState"):
+        ps.select_k(
+            "y ~ x1 + x2",
+            polygon,
+            ks=(1, 2),
+            random_state=np.random.RandomState(0),
+        )
 
 
 # A session's own code: no `if __name__ == "__main__":` guard, and a model
