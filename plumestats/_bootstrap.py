@@ -75,7 +75,8 @@ class BootstrapResults:
     n_boot, n_failed, n_switched : int
         Replicates drawn; that failed (no convergence, separation, a singular
         information, an error); and whose experts had to be permuted to match the
-        fit (label switching, among the successful ones).
+        fit (label switching, among the successful ones: the replicate's run
+        swapped faces, not merely the order the results list them in).
     random_state : int
         The seed used (drawn from a Generator; ``None`` is the fixed seed 0).
     """
@@ -210,7 +211,18 @@ def _refit(spec: RefitSpec, rows, weights=None):
             spec.terms,
         )
         res = replicate.fit(start_params=spec.start, **spec.fit_options)
-    return np.asarray(res.params), _failures(res)
+    return _in_start_order(res), _failures(res)
+
+
+def _in_start_order(res) -> np.ndarray:
+    """A replicate's estimates with its faces in the order of its start (the
+    fit's): the results list the faces by decreasing gate mass, and a resample
+    that only changes that order has switched no labels."""
+    order = np.asarray(res.mle_retvals["face_order"])
+    faces = np.asarray(res.params).reshape(order.size, -1)
+    in_start_order = np.empty_like(faces)
+    in_start_order[order] = faces
+    return in_start_order.ravel()
 
 
 def _failures(res) -> list[str]:

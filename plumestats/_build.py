@@ -70,6 +70,8 @@ def build_results(
         options["full_output"],
     )
     params = user_weights(model.k, np.arange(model.k), scaling, n_extra)(internal[perm])
+    # the face of the run (of start_params) behind each reported face
+    retvals["face_order"] = order
     if "trimmed" in retvals:  # an L1 fit's zeros (plumestats._l1), faces reordered
         retvals["trimmed"] = np.asarray(retvals["trimmed"], dtype=bool)[perm]
         settings["alpha_l1"] = np.asarray(settings["alpha_l1"])[perm]

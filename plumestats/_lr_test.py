@@ -272,10 +272,9 @@ def _tests_no_flips(restricted, full) -> bool:
     if not _same_design(small, big):
         return False
     if isinstance(small, PolyhedralMixtureLogit):
-        return (
-            not small.spec.hard
-            and small.k == big.k
-            and (big.k == 1 or small.gamma == big.gamma)
+        # with one face the gate is constant: the hard model is Logit too
+        return small.k == big.k and (
+            big.k == 1 or (not small.spec.hard and small.gamma == big.gamma)
         )
     # statsmodels' Logit is PLUME with one face
     return isinstance(small, Logit) and big.k == 1

@@ -91,7 +91,7 @@ def _check_profilable(results) -> None:
             "the fit is penalised (alpha > 0), and a profile of the penalised "
             "objective is no likelihood-ratio interval; refit with alpha=0"
         )
-    if model.spec.gate.kinked:
+    if model.spec.gate.kinked and model.k > 1:  # one face has no kinks: Logit
         problems.append(
             "the hard-gating likelihood has kinks where Newton's method cannot "
             "profile it; use method='wald' or method='bootstrap'"

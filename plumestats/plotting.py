@@ -358,7 +358,11 @@ def plot_convergence(results, ax=None):
             label=labels[run] + (" (kept)" if kept else ""),
         )
     ax.set_xlabel("iteration (EM and Newton steps)")
-    ax.set_ylabel("log-likelihood L")
+    # an L2-penalised fit climbs L minus its penalty: what its history holds
+    alpha = float(results.mle_settings.get("alpha", 0.0))
+    ax.set_ylabel(
+        f"penalised objective (alpha={alpha:g})" if alpha else "log-likelihood L"
+    )
     title = f"Convergence, K={results.k}, {len(restarts)} start(s)"
     if moves:
         title += f", {len(moves)} re-seating move(s)"

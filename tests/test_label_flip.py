@@ -288,6 +288,22 @@ def test_lr_test_recognises_logit_on_the_same_design_whatever_its_names():
     )
 
 
+def test_lr_test_of_a_one_face_hard_fit_refers_to_the_boundary_mixture():
+    """With one face the hard model's likelihood is Logit's (the gate is
+    constant), so a flip model nests it as it nests PLUME and Logit: the
+    same halved p-value (it was chi2_1's, twice as large)."""
+    rng = np.random.default_rng(11)
+    data = pd.DataFrame(rng.normal(size=(800, 2)), columns=["x1", "x2"])
+    clean = rng.random(800) < expit(4.0 * data.x1 - 3.0 * data.x2)
+    data["y"] = np.where(rng.random(800) < 0.15, ~clean, clean).astype(int)
+    flips = ps.plume_flip("y ~ x1 + x2", data, k=1).fit()
+    soft = ps.compare_lr_test(ps.plume("y ~ x1 + x2", data, k=1).fit(), flips)
+    hard = ps.compare_lr_test(ps.spla1("y ~ x1 + x2", data, k=1).fit(), flips)
+    assert hard.statistic == pytest.approx(soft.statistic, rel=1e-6)
+    assert hard.pvalue == pytest.approx(soft.pvalue, rel=1e-5)
+    assert hard.pvalue == pytest.approx(0.5 * stats.chi2.sf(hard.statistic, 1))
+
+
 def test_lr_test_for_flips_holds_its_size_under_the_null():
     # clean logistic labels (K = 1): the halved p-value rejects at about the
     # nominal rate, the plain chi2_1 one at about half of it

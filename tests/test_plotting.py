@@ -126,6 +126,18 @@ def test_polyhedron_bad_arguments(formula_fit, kwargs, error, match):
         plot_polyhedron(formula_fit[1], **kwargs)
 
 
+def test_convergence_of_a_penalised_fit_says_what_it_climbs():
+    """An L2 fit's history is L minus its penalty, not L (it ends below llf)."""
+    polygon_data, _ = ps.simulate_polyhedron(400, d=2, k=2, noise=0.1, random_state=0)
+    results = ps.plume("y ~ x1 + x2", polygon_data, k=2).fit(alpha=0.05)
+    axes = plot_convergence(results).axes[0]
+    assert axes.get_ylabel() == "penalised objective (alpha=0.05)"
+    assert results.llf_history[-1] < results.llf
+    plain = ps.plume("y ~ x1 + x2", polygon_data, k=2).fit()
+    assert plot_convergence(plain).axes[0].get_ylabel() == "log-likelihood L"
+    plt.close("all")
+
+
 def test_convergence_draws_every_restart(formula_fit, tmp_path):
     results = formula_fit[1]
     retvals = results.mle_retvals

@@ -104,6 +104,12 @@ def test_profile_is_refused_where_it_means_nothing():
     hard = ps.HardPolyhedralLogit(y, exog, k=2).fit()
     with pytest.raises(ValueError, match="hard-gating likelihood has kinks"):
         hard.conf_int(method="profile")
+    # one face has no kinks: the hard model is Logit, and profiles as PLUME does
+    assert_allclose(
+        ps.HardPolyhedralLogit(y, exog, k=1).fit().conf_int(method="profile"),
+        PolyhedralMixtureLogit(y, exog, k=1).fit().conf_int(method="profile"),
+        rtol=1e-6,
+    )
     stripped = PolyhedralMixtureLogit(y, exog, k=1).fit()
     stripped.remove_data()
     with pytest.raises(ValueError, match="needs the estimation data"):
