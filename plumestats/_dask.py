@@ -253,7 +253,14 @@ def _checked_weights(dask, da, freq_weights, x):
         )
     if w.chunks[0] != x.chunks[0]:
         w = w.rechunk((x.chunks[0],)).persist()
-    for bad, what in ((~da.isfinite(w), "missing or infinite"), (w < 0, "negative")):
+    # argmax has no answer on the empty chunk of a partition a filter or
+    # dropna emptied: the checks read the weights without empty chunks
+    filled = tuple(size for size in w.chunks[0] if size)
+    checked = w if len(filled) in (0, len(w.chunks[0])) else w.rechunk((filled,))
+    for bad, what in (
+        (~da.isfinite(checked), "missing or infinite"),
+        (checked < 0, "negative"),
+    ):
         count, first = dask.compute(bad.sum(), da.argmax(bad))
         if count:
             refuse_weights(int(count), what, float(w[first].compute()), int(first))

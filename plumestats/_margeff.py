@@ -60,6 +60,7 @@ from ._inference import check_alpha
 from ._likelihood import face_products, linear_scores
 from ._prediction import free_parameters
 from ._validation import require_estimation_data
+from ._weights import as_numpy_weights
 
 __all__ = ["PolyhedralMargins", "prediction_derivatives"]
 
@@ -335,7 +336,7 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         self.count_idx = np.asarray(count_idx) if len(count_idx) else None
         # the sample's weights, unless atexog replaces its rows by new ones
         new_rows = atexog is not None and not isinstance(atexog, dict)
-        weights = None if new_rows else model.freq_weights
+        weights = None if new_rows else as_numpy_weights(model.freq_weights)
         if isinstance(atexog, (pd.DataFrame, pd.Series)):
             atexog = _frame_rows(results, atexog)
         exog = _margeff_exog(model, model.exog, at, atexog, weights)

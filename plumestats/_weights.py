@@ -13,12 +13,21 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "as_numpy_weights",
     "check_freq_weights",
     "check_weighted_classes",
     "refuse_all_zero",
     "refuse_weights",
     "weighted_table",
 ]
+
+
+def as_numpy_weights(freq_weights) -> np.ndarray | None:
+    """A model's frequency weights as a numpy vector (a Dask model's are a
+    Dask array, computed here), or ``None`` without weights."""
+    if freq_weights is None:
+        return None
+    return np.asarray(freq_weights, dtype=float)
 
 
 def check_freq_weights(freq_weights, n_rows: int, kept=None) -> np.ndarray:

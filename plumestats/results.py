@@ -24,6 +24,7 @@ from ._row_results import RowResultsMixin
 from ._sharing import load_json, to_json
 from ._summary import build_summary, build_summary2
 from ._validation import check_choice, check_int, require_estimation_data
+from ._weights import as_numpy_weights
 from .bounds import BoundsMixin
 
 __all__ = ["PolyhedralMixtureLogitResults", "PolyhedralMixtureLogitResultsWrapper"]
@@ -330,7 +331,7 @@ class PolyhedralMixtureLogitResults(
         scores = SandwichData(
             np.asarray(self.score_obsv),
             self.model.nobs,
-            freq_weights=self.model.freq_weights,
+            freq_weights=as_numpy_weights(self.model.freq_weights),
         ).unit_scores()
         return scores.T @ scores
 

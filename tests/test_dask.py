@@ -351,6 +351,37 @@ def test_an_empty_partition_after_dropna(client):
     assert_allclose(_fit(ddf["y"], ddf[COLUMNS]).params, reference.params, rtol=1e-8)
 
 
+def test_an_empty_partition_with_weights(client):
+    """The weights' checks read no empty chunk (argmax has no answer on one);
+    a negative weight is still found, at its position among the rows."""
+    rows, _ = _square_rows(3000)
+    rows["w"] = (np.arange(len(rows)) % 3).astype(float)
+    rows["x2"] = rows["x2"].where((rows.index < 1000) | (rows.index >= 2000))
+    ddf = dd.from_pandas(rows, npartitions=3).dropna()
+    complete = rows.dropna()
+    reference = _fit(complete["y"], complete[COLUMNS], freq_weights=complete["w"])
+    ours = _fit(ddf["y"], ddf[COLUMNS], freq_weights=ddf["w"])
+    assert_allclose(ours.params, reference.params, rtol=1e-8)
+    rows.loc[2500, "w"] = -1.0
+    ddf = dd.from_pandas(rows, npartitions=3).dropna()
+    with pytest.raises(ValueError, match=r"1 negative values .* at row 1500"):
+        _fit(ddf["y"], ddf[COLUMNS], freq_weights=ddf["w"])
+
+
+def test_weighted_results_that_read_the_weights(client):
+    """Marginal effects and TIC/GBIC of a weighted Dask fit are the in-memory
+    fit's (they indexed the lazy Dask weights and stopped)."""
+    rows, ddf = _square_rows(3000)
+    weights = (np.arange(len(rows)) % 3).astype(float)
+    ours = _fit(ddf["y"], ddf[COLUMNS], freq_weights=da.from_array(weights, 1000))
+    reference = _fit(rows["y"], rows[COLUMNS], freq_weights=weights)
+    assert_allclose(ours.get_margeff().margeff, reference.get_margeff().margeff)
+    for criterion in ("tic", "gbic"):
+        assert_allclose(
+            ours.info_criteria(criterion), reference.info_criteria(criterion)
+        )
+
+
 def test_per_row_results_of_a_dask_dataframe_model(client):
     # labelled by position: the model's data object is built from two rows
     rows, ddf = _square_rows(3000)
