@@ -24,7 +24,7 @@ _EPILOG = """\
 examples:
   plumestats fit pima.csv "diabetes ~ glucose + bmi + age" --k 2
   plumestats fit heart.csv "disease ~ age + C(thal)" --k 3 --gamma 2 --json
-  plumestats fit pima.csv "diabetes ~ glucose + np.log(bmi)" --output fit.json
+  plumestats fit pima.csv "diabetes ~ glucose + np.log(age)" --output fit.json
   plumestats fit pima.csv "diabetes ~ glucose + bmi" --label-flips --alpha 1e-6
   plumestats predict fit.json new.csv --output preds.csv
   plumestats predict fit.json new.csv --intervals --alpha 0.1
@@ -160,6 +160,29 @@ def _em_options(fit) -> None:
     fit.add_argument(
         "--random-state", type=int, metavar="SEED", help="seed of the starts"
     )
+    fit.add_argument(
+        "--chunksize",
+        type=_chunksize,
+        default=None,
+        metavar="N|auto",
+        help="fit by blocks of N rows (auto: a size that fits in memory), for "
+        "data whose fit would not fit in memory at once (default: in one block)",
+    )
+
+
+def _chunksize(text: str):
+    """``--chunksize``: ``auto`` or a number of rows."""
+    if text == "auto":
+        return text
+    try:
+        rows = int(text)
+    except ValueError:
+        rows = 0
+    if rows < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a number of rows >= 1 or auto, got {text!r}"
+        )
+    return rows
 
 
 def _variant_options(fit) -> None:

@@ -47,13 +47,20 @@ def build_parser() -> argparse.ArgumentParser:
 def _read_csv(path: str, index_col: str | None = None, text_columns=()) -> pd.DataFrame:
     _check_input(path)
     try:
-        return pd.read_csv(
-            path, index_col=index_col, dtype={name: str for name in text_columns}
-        )
+        frame = pd.read_csv(path, dtype={name: str for name in text_columns})
     except (ValueError, UnicodeDecodeError) as exc:
         raise CLIError(f"could not read {path} as CSV: {_first_line(exc)}") from exc
     except OSError as exc:  # no permission, a device error
         raise CLIError(f"could not read {path}: {exc.strerror or exc}") from exc
+    if index_col is not None:
+        if index_col not in frame.columns:
+            raise CLIError(
+                f"--index-col {index_col!r} is not a column of {path}; the columns "
+                f"are {', '.join(map(str, frame.columns))}"
+            )
+        # the labels are a copy: the formula may read the column too
+        frame.index = pd.Index(frame[index_col], name=index_col)
+    return frame
 
 
 def _check_input(path: str) -> None:
@@ -201,10 +208,14 @@ def _fit(args: argparse.Namespace) -> None:
                 use_t=args.use_t,
                 **_covariance_options(args, data, model),
                 progress=not args.no_progress,
+                chunksize=args.chunksize,
             )
         except (ValueError, TypeError, KeyError) as exc:
             outcome = args.formula.split("~")[0].strip()
             raise _explain(exc, data, args.data, outcome) from exc
+        except MemoryError as exc:  # the fit's memory check: what to do here
+            advice = str(exc).replace('fit(chunksize="auto")', "--chunksize auto")
+            raise CLIError(advice.replace("(chunksize)", "(--chunksize N)")) from exc
     _report_warnings(caught)
     if args.output:
         _save_fit(res, args.output)

@@ -12,6 +12,7 @@ import json
 import os
 import pickle
 import re
+import shlex
 import shutil
 import signal
 import stat
@@ -802,3 +803,65 @@ def test_fit_with_frequency_weights_from_a_column(small_csv, tmp_path, capsys):
     np.testing.assert_allclose(list(payload["params"].values()), expected.params)
     assert main([*args, "--freq-weights", "counts"]) == 1
     _one_error_line(capsys.readouterr().err, "--freq-weights column 'counts' is not")
+
+
+def test_help_examples_run_on_the_shared_data(data_dir, tmp_path, capsys):
+    """Each `plumestats fit` example of --help runs on the dataset it names
+    (np.log(bmi) met pima's 11 zero BMIs)."""
+    from plumestats._cli_parser import _EPILOG
+
+    examples = [
+        shlex.split(line.strip())[1:]
+        for line in _EPILOG.splitlines()
+        if line.strip().startswith("plumestats fit ")
+    ]
+    assert examples
+    for example in examples:
+        example[1] = str(data_dir / example[1])
+        example = [
+            tmp_path / "fit.json" if part == "fit.json" else part for part in example
+        ]
+        assert main([*map(str, example), "--no-progress", "--force"]) == 0, example
+    capsys.readouterr()
+
+
+def test_a_fit_too_large_for_memory_is_one_line_naming_the_option(
+    small_csv, monkeypatch, capsys
+):
+    monkeypatch.setenv("PLUMESTATS_MEMORY_LIMIT", "20K")
+    assert main(["fit", str(small_csv), SMALL, "--no-progress"]) == 1
+    _one_error_line(capsys.readouterr().err, r"--chunksize auto")
+
+
+def test_chunksize_fits_by_blocks(small_csv, capsys):
+    assert main(["fit", str(small_csv), SMALL, "--no-progress", "--json"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    args = [
+        "fit",
+        str(small_csv),
+        SMALL,
+        "--no-progress",
+        "--json",
+        "--chunksize",
+        "70",
+    ]
+    assert main(args) == 0
+    blocks = json.loads(capsys.readouterr().out)
+    np.testing.assert_allclose(blocks["llf"], whole["llf"], rtol=1e-10)
+
+
+def test_index_col_may_be_a_column_the_model_reads(small_csv, tmp_path, capsys):
+    model = tmp_path / "fit.json"
+    assert (
+        main(["fit", str(small_csv), SMALL, "--no-progress", "--output", str(model)])
+        == 0
+    )
+    capsys.readouterr()
+    new = tmp_path / "new.csv"
+    pd.read_csv(small_csv).head(5).to_csv(new, index=False)
+    assert main(["predict", str(model), str(new), "--index-col", "x1"]) == 0
+    by_x1 = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col=0)
+    assert main(["predict", str(model), str(new)]) == 0
+    plain = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col=0)
+    np.testing.assert_array_equal(by_x1["predicted"], plain["predicted"])
+    np.testing.assert_array_equal(by_x1.index, pd.read_csv(new)["x1"])
