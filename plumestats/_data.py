@@ -292,7 +292,11 @@ def finish_arrays(model, mapping, n_given: int, missing: str, kwargs: dict):
     for keyword in FORMULA_SPEC_KEYWORDS:
         model.__dict__.pop(keyword, None)
     try:
-        y01, coding, yname = encode_outcome(model.endog, model.data.ynames)
+        y01, coding, yname = encode_outcome(
+            model.endog,
+            model.data.ynames,
+            getattr(model.data.orig_endog, "design_info", None),
+        )
     except ValueError as exc:
         error = _after_dropping(exc, model, n_given, missing, kwargs)
         if error is exc:

@@ -235,17 +235,18 @@ def refuse_numbers_as_text(formula: str, data) -> None:
     """Refuse a column of numbers stored as text that the formula uses as a
     number: patsy makes it a factor with one level per distinct value (a
     400-level factor from 400 rows), and the error that followed spoke of
-    parameters, never of text. A column inside ``C(...)`` is meant as a
-    factor and left alone, as is one with few distinct values (text codes)."""
+    parameters, never of text. Only a column that is a factor by itself
+    (``x``, ``Q('x')``) is read so: inside ``C(...)`` it is meant as a
+    factor, inside an expression (``I(zip.str.startswith('0'))``,
+    ``I(pd.to_numeric(bp, errors='coerce'))``) the expression decides; a
+    column of few distinct values (text codes) is left alone too."""
     if not isinstance(data, pd.DataFrame):
         return
-    for column in formula_columns(formula, data.columns):
+    for column in _whole_factor_columns(formula, data.columns):
         values = data[column]
         if pd.api.types.is_numeric_dtype(values.dtype) or isinstance(
             values.dtype, pd.CategoricalDtype
         ):
-            continue
-        if _inside_c(formula, str(column)):
             continue
         present = values.dropna()
         numbers = pd.to_numeric(present, errors="coerce")
@@ -265,12 +266,25 @@ def refuse_numbers_as_text(formula: str, data) -> None:
         _refuse_stray_text(column, present, numbers)
 
 
-def _inside_c(formula: str, column: str) -> bool:
-    """Whether ``column`` is a factor in ``formula``: ``C(column ...)``, or
-    ``C(Q('column') ...)`` for a name that is no Python identifier."""
-    name = re.escape(column)
-    quoted = rf"Q\(\s*(['\"]){name}\1\s*\)"
-    return bool(re.search(rf"C\(\s*(?:{name}\b|{quoted})", formula))
+def _whole_factor_columns(formula: str, columns) -> list:
+    """The columns of ``columns`` that are a factor of ``formula`` by
+    themselves: its code is the name, or ``Q("name")`` (all the columns it
+    reads, :func:`formula_columns`, when patsy cannot parse it)."""
+    try:
+        description = ModelDesc.from_formula(formula)
+    except (PatsyError, SyntaxError, ValueError):
+        return formula_columns(formula, columns)
+    codes = {
+        factor.code
+        for term in description.lhs_termlist + description.rhs_termlist
+        for factor in term.factors
+    }
+    found = []
+    for column in columns:
+        quoted = rf"Q\(\s*(['\"]){re.escape(str(column))}\1\s*\)"
+        if any(code == str(column) or re.fullmatch(quoted, code) for code in codes):
+            found.append(column)
+    return found
 
 
 def _as_factor(column) -> str:

@@ -75,24 +75,23 @@ def _two_level_mapping(levels) -> dict:
     return {levels[0]: 0, levels[1]: 1}
 
 
-def encode_outcome(endog: np.ndarray, names=None) -> tuple[np.ndarray, dict, str]:
+def encode_outcome(
+    endog: np.ndarray, names=None, design_info=None
+) -> tuple[np.ndarray, dict, str]:
     """Map a two-level outcome to ``{0, 1}``.
 
     ``{0, 1}`` stays as it is, ``{-1, 1}`` maps ``-1 -> 0``, booleans map to 0/1. A
     formula's non-numeric outcome arrives as patsy's indicator columns
-    ``y[a], y[b]``: the second level is coded 1. Returns the 0/1 float array, the
-    mapping ``{original: code}`` shown in the summary, and the outcome's name.
+    ``y[a], y[b]`` (``design_info``: the outcome's, which knows its levels):
+    the second level is coded 1. Returns the 0/1 float array, the mapping
+    ``{original: code}`` shown in the summary, and the outcome's name.
     """
     values = np.asarray(endog)
     name = names[0] if isinstance(names, list | tuple) and names else names
     if values.ndim == 2 and values.shape[1] == 1:
         values = values[:, 0]
     if values.ndim == 2:
-        levels, name = _indicator_levels(names, values.shape[1])
-        if levels == ["False", "True"]:  # patsy's names for a boolean outcome
-            levels = [False, True]
-        mapping = _two_level_mapping(levels)
-        return values[:, 1].astype(float), mapping, name
+        return _indicator_outcome(values, names, design_info)
     if values.dtype == bool:
         return values.astype(float), {False: 0, True: 1}, name
     try:
@@ -118,6 +117,49 @@ def encode_outcome(endog: np.ndarray, names=None) -> tuple[np.ndarray, dict, str
         f"endog must be coded 0/1, -1/+1 or boolean; found levels {levels[0]:g} and "
         f"{levels[1]:g}. Recode it, e.g. (y == {levels[1]:g}).astype(int)"
     )
+
+
+def _indicator_outcome(values: np.ndarray, names, design_info):
+    """The 0/1 outcome of patsy's indicator columns, its mapping and its name:
+    the levels of the formula's factor as the data hold them (``C(y)`` of
+    -1/1 codes maps -1 and 1, not their text), beyond two levels those no row
+    has left out (a Categorical's unused categories), and any coding but one
+    indicator per level refused (``C(y, Sum)`` gives +-1 columns, no 0/1
+    outcome)."""
+    levels, name = _indicator_levels(names, values.shape[1])
+    factor = _outcome_factor(design_info, values.shape[1])
+    if factor is not None:
+        name, levels = factor
+    if not (np.isin(values, (0.0, 1.0)).all() and (values.sum(axis=1) == 1).all()):
+        raise ValueError(
+            f"the outcome {name} is coded by a contrast (its columns are not one "
+            "indicator per level); give it plainly, y ~ ..., or as C(y), with "
+            "inside= naming the class that forms the polyhedron"
+        )
+    # beyond two levels, the ones no row has (a Categorical's unused
+    # categories) are none; two are the outcome's, present or not (True and
+    # False of a boolean outcome whose rows are all True)
+    used = values.any(axis=0) if len(levels) > 2 else np.ones(len(levels), bool)
+    levels = [level for level, present in zip(levels, used, strict=True) if present]
+    if levels == ["False", "True"]:  # patsy's names for a boolean outcome
+        levels = [False, True]
+    mapping = _two_level_mapping(levels)
+    return values[:, np.flatnonzero(used)[-1]].astype(float), mapping, name
+
+
+def _outcome_factor(design_info, n_columns: int):
+    """``(name, levels)`` of an outcome that is one categorical factor in
+    ``design_info`` with one column per level, or None."""
+    if design_info is None or len(design_info.terms) != 1:
+        return None
+    (term,) = design_info.terms
+    if len(term.factors) != 1:
+        return None
+    (factor,) = term.factors
+    info = design_info.factor_infos[factor]
+    if info.type != "categorical" or len(info.categories) != n_columns:
+        return None
+    return factor.name(), list(info.categories)
 
 
 def _indicator_levels(names, n_columns):

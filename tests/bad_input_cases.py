@@ -129,6 +129,14 @@ refuses(
     "two levels, found 3",
 )
 refuses(
+    "outcome coded by a contrast, C(g, Sum) (formula)",
+    lambda: ps.plume(
+        "C(g, Sum) ~ x1", with_column("g", np.array(["a", "b"] * 100)[:N]), k=2
+    ),
+    ValueError,
+    "coded by a contrast",
+)
+refuses(
     "outcome with one level (arrays)",
     lambda: PM(np.ones(N), design(), k=2),
     ValueError,

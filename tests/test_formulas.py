@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -217,3 +218,66 @@ def test_names_inside_strings_are_no_columns():
         reference = smf.logit(formula, data).fit(disp=0)
         assert ours.nobs == reference.nobs == 200
         assert_allclose(ours.params, reference.params, rtol=1e-6)
+
+
+def _outcome_frame():
+    data, _ = ps.simulate_polyhedron(600, d=2, k=2, noise=0.05, random_state=0)
+    data["ys"] = np.where(data.y == 1, "yes", "no")
+    data["ypm"] = 2 * data.y - 1
+    return data
+
+
+def test_an_outcome_coded_by_a_contrast_is_refused():
+    """C(ys, Sum) gives patsy's +-1 columns, no 0/1 outcome: it was fitted as
+    one, to an impossible log-likelihood (statsmodels refuses any outcome of
+    several columns)."""
+    data = _outcome_frame()
+    for coding in ("Sum", "Helmert", "Poly"):
+        with pytest.raises(ValueError, match="coded by a contrast"):
+            ps.plume(f"C(ys, {coding}) ~ x1 + x2", data, k=1)
+
+
+def test_outcome_levels_come_from_the_factor_not_its_column_names():
+    data = _outcome_frame()
+    plain = ps.plume("ys ~ x1 + x2", data, k=1).fit()
+    ordered = ps.plume("C(ys, levels=['yes', 'no']) ~ x1 + x2", data, k=1, inside="no")
+    assert ordered.endog_names == "C(ys, levels=['yes', 'no'])"
+    assert ordered.outcome_mapping == {"yes": 0, "no": 1}
+    assert_allclose(ordered.fit().params, -plain.params, rtol=1e-8)
+    # numeric codes stay numbers: inside=-1 names the level -1
+    codes = ps.plume("C(ypm) ~ x1 + x2", data, k=1, inside=-1)
+    assert codes.outcome_mapping == {-1: 0, 1: 1}
+    assert_allclose(codes.fit().params, -plain.params, rtol=1e-8)
+
+
+def test_an_unused_category_of_the_outcome_is_no_level():
+    data = _outcome_frame()
+    data["yc"] = pd.Categorical(data.ys, categories=["maybe", "no", "yes"])
+    by_formula = ps.plume("yc ~ x1 + x2", data, k=1)
+    assert by_formula.outcome_mapping == {"no": 0, "yes": 1}
+    exog = data[["x1", "x2"]].assign(const=1.0)
+    by_arrays = ps.PolyhedralMixtureLogit(data.yc, exog, k=1).fit()
+    assert_allclose(by_formula.fit().llf, by_arrays.llf, rtol=1e-10)
+
+
+def test_text_columns_inside_expressions_are_the_expressions_business():
+    """Only a column that is a factor by itself is read as numbers stored as
+    text; inside an expression patsy never makes it a factor (statsmodels
+    fits these)."""
+    data = _outcome_frame()
+    rng = np.random.default_rng(0)
+    data["zip"] = [f"{z:05d}" for z in rng.integers(0, 99999, len(data))]
+    data["bp"] = data.x2.round(3).astype(str)
+    data.loc[[3, 9], "bp"] = "?"
+    for formula in (
+        "y ~ x1 + I(zip.str.startswith('0'))",
+        "y ~ x1 + I(pd.to_numeric(bp, errors='coerce'))",
+    ):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the two '?' rows dropped
+            ours = ps.plume(formula, data, k=1).fit()
+            theirs = smf.logit(formula, data).fit(disp=0)
+        assert_allclose(ours.params, theirs.params, rtol=1e-6)
+    for formula in ("y ~ x1 + zip", "y ~ x1 + bp"):
+        with pytest.raises(ValueError, match=r"column '(zip|bp)' holds numbers"):
+            ps.plume(formula, data, k=1)
