@@ -131,6 +131,23 @@ class Covariance:
     df_resid_inference: float | None = None
     options: dict = field(default_factory=dict)
 
+    def results_kwds(self, cov_type: str, cov_kwds: dict, use_t: bool) -> dict:
+        """The results' ``cov_kwds``: the caller's, the options used, the
+        description and, for a robust covariance, statsmodels' ``use_t``,
+        ``adjust_df`` (t and F on the clusters' G - 1 degrees of freedom) and
+        ``scaling_factor``."""
+        robust = {
+            "use_t": bool(use_t),
+            "adjust_df": self.df_resid_inference is not None,
+            "scaling_factor": None,
+        }
+        return {
+            **(robust if cov_type != "nonrobust" else {}),
+            **cov_kwds,
+            **self.options,
+            "description": self.description,
+        }
+
 
 def _nonrobust(cov, data, cov_kwds):
     _no_options("nonrobust", cov_kwds)

@@ -8,8 +8,11 @@ array-interface model by position, ignoring its column names, so columns in
 another order gave wrong predictions without a word. Here a DataFrame is
 matched to a model fitted on a DataFrame by column name: reordered when the
 columns come in another order, extra columns ignored (as a formula ignores
-them), a missing column named in a ``ValueError``. Arrays, and DataFrames with
-pandas' default column labels ``0, 1, ...``, stay positional.
+them), a missing column named in a ``ValueError``. Arrays stay positional,
+and so does a row given as a Series with pandas' default labels ``0, 1, ...``
+unless those are the model's names. A DataFrame's labels are names whatever
+their type: one with the default labels predicts a model fitted on other
+names only by a ``ValueError`` naming the columns it lacks.
 
 Pandas' nullable columns (``Float64``, ``Int64``, ``boolean``, ``string``)
 become NumPy columns with NaN for ``pd.NA``, so that an incomplete row
@@ -48,7 +51,8 @@ def align_columns(model, exog):
         return exog
     names = list(model.exog_names)
     if isinstance(exog, pd.Series):
-        if len(names) == 1 or _is_default_range(exog.index):
+        unnamed = _is_default_range(exog.index) and set(exog.index) != set(names)
+        if len(names) == 1 or unnamed:
             return exog  # one value per row, or an unnamed row
         # a named row: a one-row frame of the right dtypes
         exog = exog.to_frame().T.infer_objects()

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, log_expit
+from scipy.special import expit, log_expit, logit
 from statsmodels.base._prediction_inference import PredictionResultsMonotonic
 
 from ._dask import is_dask_collection, map_rows
@@ -207,8 +207,9 @@ def design_rows(results, exog, transform: bool, row_labels):
             f"exog must have {results.model.k_vars} columns (the model's design), "
             f"got shape {np.shape(design)}"
         )
-    complete = np.isfinite(design).all(axis=1)
-    # Logit.get_prediction drops what its formula leaves incomplete
+    # Logit.get_prediction drops what its formula leaves incomplete (NaN; a
+    # transform's infinity, np.log(0), is a value and predicts)
+    complete = ~np.isnan(design).any(axis=1)
     formula = transform and hasattr(results.model, "formula")
     if formula and not complete.all():
         design = design[complete]
@@ -223,8 +224,8 @@ def prediction_results(
     """What :meth:`PolyhedralMixtureLogitResults.get_prediction` returns for
     ``which="mean"``."""
     design, labels = design_rows(results, exog, transform, row_labels)
-    dist = ["norm", "t"][bool(results.use_t)]
     if not average:
+        dist = ["norm", "t"][bool(results.use_t)]
         log_odds, log_var = _rows_log_odds_and_variance(results, design)
         with np.errstate(over="ignore"):
             # a row far outside the data (|x| ~ 1e155) has an infinite variance
@@ -267,7 +268,8 @@ def prediction_results(
         func=_identity,
         deriv=np.ones_like,
         df=results.df_resid,
-        dist=dist,
+        # statsmodels' average (a delta-method mean) is normal whatever use_t
+        dist="norm",
         row_labels=None,
     )
 
@@ -283,6 +285,13 @@ def _rows_log_odds_and_variance(results, design: np.ndarray):
         return log_odds, log_var
     full_log_odds, full_log_var = np.full((2, design.shape[0]), np.nan)
     full_log_odds[complete], full_log_var[complete] = log_odds, log_var
+    # a row a transform made infinite (np.log(0)) predicts as predict does,
+    # with no variance: statsmodels' answer
+    infinite = ~complete & ~np.isnan(design).any(axis=1)
+    if infinite.any():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            probability = results.model.predict(results.params, design[infinite])
+            full_log_odds[infinite] = logit(np.asarray(probability, dtype=float))
     return full_log_odds, full_log_var
 
 

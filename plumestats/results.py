@@ -124,11 +124,7 @@ class PolyhedralMixtureLogitResults(
         if cov_type != "nonrobust":
             self.cov_params_default = covariance.cov
         self.cov_type = cov_type
-        self.cov_kwds = {
-            **cov_kwds,
-            **covariance.options,
-            "description": covariance.description,
-        }
+        self.cov_kwds = covariance.results_kwds(cov_type, cov_kwds, use_t)
         self.use_t = bool(use_t)
         if covariance.df_resid_inference is not None:
             # as statsmodels' cluster option df_correction: t and F on G - 1

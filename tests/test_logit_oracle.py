@@ -241,3 +241,16 @@ def test_initialize_without_data_changes_nothing(tmp_path):
     with pytest.raises(ValueError, match="JSON export does not hold"):
         loaded.initialize(loaded.model, np.asarray(before) + 1.0)
     np.testing.assert_array_equal(loaded.params, before)  # it was half-updated
+
+
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC0", "cluster"])
+def test_cov_kwds_hold_logits_keys(cov_type):
+    """A Logit script reads res.cov_kwds["use_t"] or ["adjust_df"]."""
+    data = logistic_data(300, d=2, seed=5)
+    options = {"cov_type": cov_type}
+    if cov_type == "cluster":
+        options["cov_kwds"] = {"groups": np.arange(len(data)) % 7}
+    ours = ps.plume("y ~ x1 + x2", data, k=1).fit(**options)
+    theirs = smf.logit("y ~ x1 + x2", data).fit(disp=0, **options)
+    for key in set(theirs.cov_kwds) - {"description", "groups"}:
+        assert ours.cov_kwds[key] == theirs.cov_kwds[key], key

@@ -368,3 +368,45 @@ def test_l1_zeros_leave_the_prediction_errors_finite():
     var = np.einsum("ij,jk,ik->i", jacobian[:, free], cov, jacobian[:, free])
     p = expit(log_odds)
     np.testing.assert_allclose(se, p * (1 - p) * np.sqrt(var), rtol=1e-10)
+
+
+def test_a_row_as_a_series_with_integer_labels_is_read_by_name():
+    """Integer column labels are names: a model fitted on columns [2, 1, 0]
+    reads a Series labelled 0, 1, 2 by its labels, as a one-row frame."""
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
+    frame = pd.DataFrame({0: 1.0, 1: data.x1, 2: data.x2})
+    res = ps.PolyhedralMixtureLogit(data.y, frame[[2, 1, 0]], k=1).fit()
+    as_row = res.predict(frame.iloc[1])
+    np.testing.assert_allclose(
+        np.asarray(as_row), np.asarray(res.predict(frame.iloc[[1]]))
+    )
+
+
+def test_get_prediction_keeps_a_row_a_transform_makes_infinite():
+    """np.log(0) is -inf, a value: Logit keeps the row (and so does predict);
+    only a NaN row is dropped."""
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
+    data["p"] = np.exp(data.x1)
+    formula = "y ~ np.log(p) + x2"
+    new = data.iloc[[0, 1, 2]].copy()
+    new.index = [10, 20, 30]
+    new.loc[20, "p"] = -1.0
+    new.loc[30, "p"] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # np.log of -1 and 0
+        ours = ps.plume(formula, data, k=1).fit().get_prediction(new).summary_frame()
+        theirs = smf.logit(formula, data).fit(disp=0).get_prediction(new)
+        theirs = theirs.summary_frame()
+    assert list(ours.index) == list(theirs.index) == [10, 30]
+    np.testing.assert_allclose(ours["predicted"], theirs["predicted"], rtol=1e-6)
+
+
+def test_the_average_prediction_is_normal_whatever_use_t_as_logits():
+    data = logistic_data(300, d=2, seed=4)
+    formula = "y ~ x1 + x2"
+    ours = ps.plume(formula, data, k=1).fit(use_t=True)
+    theirs = smf.logit(formula, data).fit(disp=0, use_t=True)
+    rows = data.iloc[:6]
+    got = ours.get_prediction(rows, average=True).summary_frame()
+    expected = theirs.get_prediction(rows, average=True).summary_frame()
+    np.testing.assert_allclose(got.to_numpy(), expected.to_numpy(), rtol=1e-6)
