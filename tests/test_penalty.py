@@ -145,6 +145,36 @@ def test_ridge_gradient_and_hessian_match_its_value():
     )
 
 
+@pytest.mark.parametrize("dense_up_to", [0, 1024])
+def test_ridge_by_blocks_or_dense_is_its_matrix(monkeypatch, dense_up_to):
+    """The penalty's blocks looped over, or held as one dense matrix (small
+    problems): both are R = diag(d) + O, written out here, on every face and
+    on the faces' leading square (the flip rate after them unpenalised)."""
+    import plumestats._penalty as penalty
+
+    monkeypatch.setattr(penalty, "_DENSE_BLOCKS_SIZE", dense_up_to)
+    rng = np.random.default_rng(1)
+    coupling = rng.standard_normal((3, 3))
+    coupling = 0.2 * (coupling + coupling.T)
+    np.fill_diagonal(coupling, 0.0)
+    where = np.array([1, 3, 4])
+    diagonal = rng.random(7) + 0.5
+    ridge = Ridge(diagonal, ((where, coupling),)).tiled(2, 1)
+    matrix = np.diag(np.append(np.tile(diagonal, 2), 0.0))
+    for face in range(2):
+        matrix[np.ix_(where + 7 * face, where + 7 * face)] += coupling
+    params = rng.standard_normal(15)
+    assert ridge.value(params) == pytest.approx(0.5 * params @ matrix @ params)
+    faces = params[:14]
+    assert ridge.value(faces) == pytest.approx(0.5 * faces @ matrix[:14, :14] @ faces)
+    np.testing.assert_allclose(ridge.times(params), matrix @ params)
+    hessian = rng.standard_normal((15, 15))
+    np.testing.assert_allclose(ridge.add_to(hessian.copy()), hessian + matrix)
+    np.testing.assert_allclose(
+        ridge.add_to(hessian[:14, :14].copy()), hessian[:14, :14] + matrix[:14, :14]
+    )
+
+
 def test_refits_on_the_formulas_arrays_keep_its_penalty(frame):
     """The bootstrap, the cross-validation folds and the LR test's draws
     refit on the design as arrays, measured by the formula's terms."""
