@@ -7,6 +7,7 @@ The folds are stratified by class in plain NumPy (no scikit-learn needed).
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass, replace
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._fitting import as_rng
 from ._parallel import progress_bar, run_tasks
 from ._penalty import with_terms
 from ._prediction import outcome_log_probability
@@ -61,15 +63,19 @@ class Context:
 
 
 def one_seed(random_state):
-    """``random_state`` as a value every fit can start from afresh: a
-    Generator gives one seed, so that no fit depends on the fits before it
-    (nor on which worker ran it). ``None`` is the fits' fixed seed (the
+    """``random_state`` as a value every fit can start from afresh: a seed
+    ``fit`` takes that is no integer (a Generator, a bit generator, a
+    SeedSequence) gives one seed, so that no fit depends on the fits before
+    it (nor on which worker ran it). ``None`` is the fits' fixed seed (the
     bootstrap of an LR test, which would draw fresh entropy from None, must be
-    as reproducible as they are); anything but an int >= 0 is refused by name
-    (a RandomState, whose state every fit would share, included)."""
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(2**63))
-    return seed_entropy(random_state)
+    as reproducible as they are); what ``fit`` refuses (a RandomState, text)
+    is refused here, by name."""
+    if random_state is None or (
+        isinstance(random_state, numbers.Integral)
+        and not isinstance(random_state, (bool, np.bool_))
+    ):
+        return seed_entropy(random_state)
+    return int(as_rng(random_state).integers(2**63))
 
 
 def fit_candidates(context: Context, candidates, n_workers: int, enabled: bool):
@@ -186,7 +192,9 @@ _SEARCH_RETVALS = (
     "reseat_llf",
     "reseat_llf_history",
     "restarts_spread",
-    # and how its best run got there (the refit from its estimate takes one step)
+    # and how its best run got there (the refit from its estimate takes one
+    # step, from the faces in their reported order)
+    "face_order",
     "iterations",
     "llf_history",
     "steps",

@@ -69,8 +69,11 @@ def check_given(model, endog, exog, kwargs: dict) -> None:
 
 
 def prepare_arrays(endog, exog, k: int, missing: str, kwargs: dict):
-    """``(endog, exog, mapping, n_given)`` checked and prepared for
-    statsmodels' data handling, whose own errors do not name the column."""
+    """``(endog, exog, outcome, n_given)`` checked and prepared for
+    statsmodels' data handling, whose own errors do not name the column;
+    ``outcome`` is ``(mapping, design_info)``: an array outcome's coding, and
+    a formula outcome's patsy design info, which knows its levels (statsmodels
+    drops it when it subsets the rows for frequency weights)."""
     exog = coerce_exog(exog)
     if np.ndim(exog) == 2:
         check_parameter_count(k, int(exog.shape[1]))
@@ -92,8 +95,9 @@ def prepare_arrays(endog, exog, k: int, missing: str, kwargs: dict):
     else:
         _check_array_shapes(endog, exog)
         precheck_data(endog, exog, missing)
+    design_info = getattr(endog, "design_info", None)
     endog, mapping = prepare_endog(endog)
-    return endog, exog, mapping, np.shape(endog)[0]
+    return endog, exog, (mapping, design_info), np.shape(endog)[0]
 
 
 def prepare_weights(freq_weights, n_given: int, kwargs: dict) -> dict:
@@ -283,7 +287,7 @@ def _array_column_names(values: np.ndarray) -> list[str]:
     return names
 
 
-def finish_arrays(model, mapping, n_given: int, missing: str, kwargs: dict):
+def finish_arrays(model, outcome, n_given: int, missing: str, kwargs: dict):
     """After statsmodels' data handling: the 0/1 outcome (its coding named on
     the model) and the design's summary."""
     # GenericLikelihoodModel copies every keyword onto the instance; the patsy
@@ -291,12 +295,9 @@ def finish_arrays(model, mapping, n_given: int, missing: str, kwargs: dict):
     # knows how to pickle it (as for statsmodels' own formula models).
     for keyword in FORMULA_SPEC_KEYWORDS:
         model.__dict__.pop(keyword, None)
+    mapping, design_info = outcome
     try:
-        y01, coding, yname = encode_outcome(
-            model.endog,
-            model.data.ynames,
-            getattr(model.data.orig_endog, "design_info", None),
-        )
+        y01, coding, yname = encode_outcome(model.endog, model.data.ynames, design_info)
     except ValueError as exc:
         error = _after_dropping(exc, model, n_given, missing, kwargs)
         if error is exc:

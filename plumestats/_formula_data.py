@@ -11,6 +11,7 @@ for prediction with the same functions.
 
 from __future__ import annotations
 
+import ast
 import re
 import warnings
 from collections.abc import Mapping
@@ -235,14 +236,15 @@ def refuse_numbers_as_text(formula: str, data) -> None:
     """Refuse a column of numbers stored as text that the formula uses as a
     number: patsy makes it a factor with one level per distinct value (a
     400-level factor from 400 rows), and the error that followed spoke of
-    parameters, never of text. Only a column that is a factor by itself
-    (``x``, ``Q('x')``) is read so: inside ``C(...)`` it is meant as a
-    factor, inside an expression (``I(zip.str.startswith('0'))``,
-    ``I(pd.to_numeric(bp, errors='coerce'))``) the expression decides; a
-    column of few distinct values (text codes) is left alone too."""
+    parameters, never of text. A column inside ``C(...)`` is meant as a
+    factor, and one an expression converts itself
+    (``I(zip.str.startswith('0'))``, ``I(pd.to_numeric(bp, errors='coerce'))``)
+    is the expression's business: both are left alone
+    (:func:`_columns_read_as_they_are`), as is a column of few distinct
+    values (text codes)."""
     if not isinstance(data, pd.DataFrame):
         return
-    for column in _whole_factor_columns(formula, data.columns):
+    for column in _columns_read_as_they_are(formula, data.columns):
         values = data[column]
         if pd.api.types.is_numeric_dtype(values.dtype) or isinstance(
             values.dtype, pd.CategoricalDtype
@@ -266,25 +268,65 @@ def refuse_numbers_as_text(formula: str, data) -> None:
         _refuse_stray_text(column, present, numbers)
 
 
-def _whole_factor_columns(formula: str, columns) -> list:
-    """The columns of ``columns`` that are a factor of ``formula`` by
-    themselves: its code is the name, or ``Q("name")`` (all the columns it
-    reads, :func:`formula_columns`, when patsy cannot parse it)."""
+def _columns_read_as_they_are(formula: str, columns) -> list:
+    """The columns of ``columns`` that ``formula`` reads as they are, where
+    patsy would take their text for a factor: by name or ``Q("name")``,
+    alone or inside an expression (``I(t)``, ``np.log(t)``); not inside
+    ``C(...)`` (a factor, meant so), as the object of an attribute
+    (``zip.str.startswith('0')``, ``t.astype(float)``) or inside
+    ``pd.to_numeric(...)``, which convert the text themselves. All the
+    columns it reads when patsy or Python cannot parse a term."""
     try:
         description = ModelDesc.from_formula(formula)
     except (PatsyError, SyntaxError, ValueError):
         return formula_columns(formula, columns)
-    codes = {
-        factor.code
-        for term in description.lhs_termlist + description.rhs_termlist
-        for factor in term.factors
-    }
-    found = []
-    for column in columns:
-        quoted = rf"Q\(\s*(['\"]){re.escape(str(column))}\1\s*\)"
-        if any(code == str(column) or re.fullmatch(quoted, code) for code in codes):
-            found.append(column)
-    return found
+    by_name = {str(column): column for column in columns}
+    found: set = set()
+    for term in description.lhs_termlist + description.rhs_termlist:
+        for factor in term.factors:
+            try:
+                tree = ast.parse(factor.code.strip(), mode="eval")
+            except SyntaxError:
+                found.update(formula_columns(factor.code, columns))
+                continue
+            _read_as_they_are(tree.body, False, by_name, found)
+    return [column for column in columns if column in found]
+
+
+def _read_as_they_are(node, converted: bool, by_name: dict, found: set) -> None:
+    """Add to ``found`` the columns ``node`` reads unconverted."""
+    name = _column_named(node)
+    if name is not None:
+        if name in by_name and not converted:
+            found.add(by_name[name])
+        return
+    if isinstance(node, ast.Attribute):
+        _read_as_they_are(node.value, True, by_name, found)
+        return
+    if isinstance(node, ast.Call):
+        called = ast.unparse(node.func)
+        converts = called == "C" or called.rsplit(".", 1)[-1] == "to_numeric"
+        _read_as_they_are(node.func, converted, by_name, found)
+        for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
+            _read_as_they_are(argument, converted or converts, by_name, found)
+        return
+    for child in ast.iter_child_nodes(node):
+        _read_as_they_are(child, converted, by_name, found)
+
+
+def _column_named(node) -> str | None:
+    """The column ``node`` names: ``x``, or ``Q("x")``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    quoted = (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "Q"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    )
+    return node.args[0].value if quoted else None
 
 
 def _as_factor(column) -> str:

@@ -266,6 +266,12 @@ def _predict(args: argparse.Namespace) -> None:
     _guard_output(args, {"MODEL": args.model, "NEW.csv": args.data})
     res = _load_results(args.model)
     data = _read_csv(args.data, args.index_col, _text_factor_columns(res))
+    model = res.model
+    if args.index_col is not None and not (
+        hasattr(model, "formula") or args.index_col in list(model.exog_names)
+    ):
+        # a model read by position (fitted on arrays) would read it as a column
+        data = data.drop(columns=args.index_col)
     if len(data) == 0:
         raise CLIError(f"{args.data} has no rows to predict at (only a header)")
     _check_numbers(res, data, args.data)

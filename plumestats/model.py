@@ -142,12 +142,12 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
                 self, endog, exog, k, missing, freq_weights
             )
         else:
-            endog, exog, mapping, n_given = prepare_arrays(
+            endog, exog, outcome, n_given = prepare_arrays(
                 endog, exog, k, missing, kwargs
             )
             weights = prepare_weights(freq_weights, n_given, kwargs)
             super().__init__(endog, exog, missing=missing, **weights, **kwargs)
-            y01, summary = finish_arrays(self, mapping, n_given, missing, kwargs)
+            y01, summary = finish_arrays(self, outcome, n_given, missing, kwargs)
         self._set_up(k, gamma, inside, y01, summary)
 
     def _set_up(self, k: int, gamma: float, inside, y01, summary) -> None:

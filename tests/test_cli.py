@@ -26,6 +26,7 @@ import pandas as pd
 import pytest
 
 import plumestats
+from plumestats import PolyhedralMixtureLogit
 from plumestats.cli import main
 from plumestats.datasets import simulate_polyhedron
 from plumestats.formula.api import plume, plume_flip
@@ -865,3 +866,28 @@ def test_index_col_may_be_a_column_the_model_reads(small_csv, tmp_path, capsys):
     plain = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col=0)
     np.testing.assert_array_equal(by_x1["predicted"], plain["predicted"])
     np.testing.assert_array_equal(by_x1.index, pd.read_csv(new)["x1"])
+
+
+def test_index_col_of_a_model_fitted_on_arrays_is_no_column(
+    small_csv, tmp_path, capsys
+):
+    """A model fitted on arrays reads the new data by position: the index
+    column is not one of them."""
+    train = pd.read_csv(small_csv)
+    design = np.column_stack([np.ones(len(train)), train[["x1", "x2"]].to_numpy()])
+    res = PolyhedralMixtureLogit(train["y"].to_numpy(), design, k=2).fit()
+    model = tmp_path / "arrays.pickle"
+    res.save(model)
+    new = pd.DataFrame(
+        {"id": ["r1", "r2"], "c": 1.0, "a": [0.1, 0.5], "b": [0.2, -1.0]}
+    )
+    new.to_csv(tmp_path / "new.csv", index=False)
+    assert (
+        main(["predict", str(model), str(tmp_path / "new.csv"), "--index-col", "id"])
+        == 0
+    )
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col=0)
+    assert list(got.index) == ["r1", "r2"]
+    np.testing.assert_allclose(
+        got["predicted"], res.predict(new[["c", "a", "b"]].to_numpy())
+    )

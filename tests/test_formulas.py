@@ -248,6 +248,12 @@ def test_outcome_levels_come_from_the_factor_not_its_column_names():
     codes = ps.plume("C(ypm) ~ x1 + x2", data, k=1, inside=-1)
     assert codes.outcome_mapping == {-1: 0, 1: 1}
     assert_allclose(codes.fit().params, -plain.params, rtol=1e-8)
+    # also where statsmodels subsets the rows for frequency weights (a row
+    # dropped), which loses the outcome's design info
+    data.loc[3, "x1"] = np.nan
+    weights = 1.0 + np.arange(len(data)) % 3
+    weighted = ps.plume("C(ypm) ~ x1 + x2", data, k=1, inside=-1, freq_weights=weights)
+    assert weighted.outcome_mapping == {-1: 0, 1: 1}
 
 
 def test_an_unused_category_of_the_outcome_is_no_level():
@@ -261,9 +267,10 @@ def test_an_unused_category_of_the_outcome_is_no_level():
 
 
 def test_text_columns_inside_expressions_are_the_expressions_business():
-    """Only a column that is a factor by itself is read as numbers stored as
-    text; inside an expression patsy never makes it a factor (statsmodels
-    fits these)."""
+    """An expression that converts a text column itself (an attribute, or
+    pd.to_numeric) is the expression's business (statsmodels fits these); a
+    column read as it is, alone or in an expression patsy would make a
+    factor of (I(t), np.log(t)), is refused as numbers stored as text."""
     data = _outcome_frame()
     rng = np.random.default_rng(0)
     data["zip"] = [f"{z:05d}" for z in rng.integers(0, 99999, len(data))]
@@ -278,6 +285,6 @@ def test_text_columns_inside_expressions_are_the_expressions_business():
             ours = ps.plume(formula, data, k=1).fit()
             theirs = smf.logit(formula, data).fit(disp=0)
         assert_allclose(ours.params, theirs.params, rtol=1e-6)
-    for formula in ("y ~ x1 + zip", "y ~ x1 + bp"):
+    for formula in ("y ~ x1 + zip", "y ~ x1 + bp", "y ~ I(zip)", "y ~ np.log(bp)"):
         with pytest.raises(ValueError, match=r"column '(zip|bp)' holds numbers"):
             ps.plume(formula, data, k=1)

@@ -125,8 +125,21 @@ def test_select_k_does_not_depend_on_n_jobs(polygon, seed):
     assert parallel.best.n_iter == serial.best.n_iter
     assert_array_equal(parallel.best.llf_history, serial.best.llf_history)
     assert parallel.best.mle_retvals["steps"] == serial.best.mle_retvals["steps"]
+    assert_array_equal(
+        parallel.best.mle_retvals["face_order"], serial.best.mle_retvals["face_order"]
+    )
     # the fits' warnings come back from the workers, in the same order
     assert parallel_warnings == serial_warnings
+
+
+@pytest.mark.parametrize("kind", [np.random.SeedSequence, np.random.PCG64])
+def test_select_k_takes_the_seeds_fit_takes(polygon, kind):
+    """A SeedSequence or a bit generator gives one seed, as a Generator does."""
+    first, second = (
+        ps.select_k("y ~ x1 + x2", polygon, ks=(1, 2), random_state=kind(3))
+        for _ in range(2)
+    )
+    pd.testing.assert_frame_equal(first.table, second.table)
 
 
 def test_select_k_refuses_a_random_state_its_fits_would_share(polygon):
