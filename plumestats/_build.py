@@ -58,7 +58,7 @@ def build_results(
     data_sums = replace(
         data_sums,
         gate_mass=data_sums.gate_mass[order],
-        meat=None if data_sums.meat is None else data_sums.meat[np.ix_(perm, perm)],
+        meat_root=None if data_sums.meat_root is None else data_sums.meat_root[:, perm],
     )
     # statsmodels' optimisers record the path in the user's units already
     engine_units = scaling if settings["method"] == "em" else None

@@ -227,10 +227,6 @@ def prediction_results(
     if not average:
         dist = ["norm", "t"][bool(results.use_t)]
         log_odds, log_var = _rows_log_odds_and_variance(results, design)
-        with np.errstate(over="ignore"):
-            # a row far outside the data (|x| ~ 1e155) has an infinite variance
-            # of the log-odds in floating point: inf is the answer, not a fault
-            var_log_odds = np.exp(log_var)
         # P's variance, slope**2 * var_log_odds, in logs: there the slope's
         # underflow wins and the product is 0, not 0 * inf
         log_slope = log_expit(log_odds) + log_expit(-log_odds)
@@ -238,7 +234,9 @@ def prediction_results(
             expit(log_odds),
             np.exp(2.0 * log_slope + log_var),
             linpred=log_odds,
-            linpred_se=np.sqrt(var_log_odds),
+            # from the log of the variance: a row far outside the data
+            # (|x| ~ 1e160) has a finite standard error whose square overflows
+            linpred_se=np.exp(0.5 * log_var),
             func=expit,
             deriv=lambda z: expit(z) * expit(-z),
             df=results.df_resid,

@@ -344,7 +344,10 @@ class Problem:
             radius=float(self.source.radius),
             confusion=np.asarray(sums["confusion"]),
             gram=rows.T @ sums["gram"] @ rows if gram else None,
-            meat=jacobian.T @ sums["meat"] @ jacobian if meat else None,
+            # the root in the engine's coordinates, where the scores are of
+            # one scale, then mapped: a root of the user's meat loses the small
+            # directions of a design in mixed units (x1 * 1e4 beside x2 * 1e-4)
+            meat_root=_root_of(sums["meat"]) @ jacobian if meat else None,
         )
 
 
@@ -383,8 +386,10 @@ class DataSums:
         Observed 0/1 against predicted at 0.5 (``pred_table()``).
     gram : ndarray, shape (p, p), or None
         :math:`X'X` (when the collapsed-expert check needs it).
-    meat : ndarray, or None
-        :math:`\\sum_n s_n s_n'` of the observation scores (robust covariances).
+    meat_root : ndarray, or None
+        A square ``R`` with ``R'R`` :math:`= \\sum_n s_n s_n'` of the
+        observation scores (robust covariances): it stands for the scores,
+        which a sandwich needs only through ``S'S``.
     """
 
     llf: float
@@ -393,7 +398,17 @@ class DataSums:
     radius: float
     confusion: np.ndarray
     gram: np.ndarray | None = None
-    meat: np.ndarray | None = None
+    meat_root: np.ndarray | None = None
+
+
+def _root_of(meat: np.ndarray) -> np.ndarray:
+    """A square matrix ``R`` with ``R'R = meat`` (NaN where the scores
+    overflowed, as in memory)."""
+    if not np.all(np.isfinite(meat)):
+        return np.full_like(meat, np.nan)
+    eigenvalues, vectors = np.linalg.eigh(0.5 * (meat + meat.T))
+    # rounding can leave a zero eigenvalue of the semi-definite meat at -1e-17
+    return (vectors * np.sqrt(np.clip(eigenvalues, 0.0, None))).T
 
 
 def _block_diagonal(blocks: np.ndarray) -> np.ndarray:

@@ -28,7 +28,9 @@ from scipy import optimize, stats
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 from ._diagnostics import caller_stacklevel
+from ._fitting import build_problem
 from ._msteps import ascent_step
+from ._problem import user_jacobian
 from ._threads import with_fit_blas_threads
 
 __all__ = ["profile_intervals"]
@@ -70,8 +72,9 @@ def profile_intervals(results, alpha: float) -> np.ndarray:
     drop = 0.5 * stats.chi2.ppf(1.0 - alpha, 1)
     widths = stats.norm.ppf(1.0 - alpha / 2) * np.asarray(results.bse, dtype=float)
     intervals = np.empty((estimate.size, 2))
+    to_user = _to_user(model)
     for j in range(estimate.size):
-        profile = _Profile(model, estimate, j, top, drop)
+        profile = _Profile(model, estimate, j, (top, drop), to_user)
         width = widths[j] if np.isfinite(widths[j]) and widths[j] > 0 else 1.0
         for side, sign in enumerate((-1.0, 1.0)):
             intervals[j, side] = profile.endpoint(sign, width)
@@ -111,16 +114,40 @@ def _check_profilable(results) -> None:
         raise ValueError(f"conf_int(method='profile'): {problems[0]}")
 
 
-class _Profile:
-    """The profile of one parameter: ``l_p(b) - target`` and its roots."""
+def _to_user(model) -> np.ndarray:
+    """``J`` with user parameters ``= J @`` the engine's (standardised
+    columns): the coordinates the profile's Newton steps take."""
+    problem, scaling = build_problem(model, 0.0)
+    return user_jacobian(scaling, model.k, problem.objective.n_extra)
 
-    def __init__(self, model, estimate: np.ndarray, index: int, top: float, drop):
+
+class _Profile:
+    """The profile of one parameter: ``l_p(b) - target`` and its roots.
+
+    The other parameters are maximised in the engine's coordinates ``w``
+    (standardised columns, ``user = J w``), where the likelihood is as well
+    conditioned as the fit's; in the user's, a column far from 0 (x + 1000)
+    or in other units than its neighbours (x * 1e4 beside z * 1e-4) made
+    minus the Hessian numerically singular, and the maximisation stopped
+    short without a word. Holding user parameter ``j`` at ``b`` is the linear
+    constraint ``a'w = b`` (``a``: row ``j`` of ``J``), which fixes ``w_j``
+    given the rest: ``w = e_j b / a_j + E v`` over the free ``v``.
+    """
+
+    def __init__(self, model, estimate: np.ndarray, index: int, cut, to_user):
         self.model = model
         self.estimate = estimate
         self.index = index
+        top, drop = cut
         self.top, self.target = top, top - drop
         self.name = model.data.param_names[index]
-        self.free = np.arange(estimate.size) != index
+        row = to_user[index]
+        eliminate = np.delete(np.eye(estimate.size), index, axis=1)
+        eliminate[index] = -np.delete(row, index) / row[index]
+        # user parameters = anchor * b + basis @ v
+        self.anchor = to_user[:, index] / row[index]
+        self.basis = to_user @ eliminate
+        self.to_internal = np.linalg.inv(to_user)
         # the maximiser at every b profiled so far: warm starts for the next
         self.solved: dict[float, np.ndarray] = {float(estimate[index]): estimate}
 
@@ -145,7 +172,9 @@ class _Profile:
         while step <= _MAX_WIDTHS * width:
             outer = float(self.estimate[self.index]) + sign * step
             if self(outer) < 0.0:
-                root = optimize.brentq(self, inner, outer, xtol=_ROOT_XTOL)
+                # to a share of the interval's scale: parameters of a column
+                # in large units are tiny, and an absolute tolerance is not
+                root = optimize.brentq(self, inner, outer, xtol=_ROOT_XTOL * width)
                 return float(root)
             inner, step = outer, 2.0 * step
         warnings.warn(
@@ -161,16 +190,16 @@ class _Profile:
         """``l_p(value)``: the log-likelihood maximised over the other
         parameters with parameter ``index`` held at ``value``."""
         nearest = min(self.solved, key=lambda b: abs(b - value))
-        params = self.solved[nearest].copy()
-        params[self.index] = value
+        free = np.delete(self.to_internal @ self.solved[nearest], self.index)
         memory: dict = {}
-        loglike = self.model.loglike(params)
+        loglike = self.model.loglike(self._user(value, free))
         for _ in range(_INNER_STEPS):  # Newton: a handful from a warm start
-            grad = self.model.score(params)[self.free]
-            neg_hess = -self.model.hessian(params)[np.ix_(self.free, self.free)]
+            params = self._user(value, free)
+            grad = self.basis.T @ self.model.score(params)
+            neg_hess = -self.basis.T @ self.model.hessian(params) @ self.basis
             found = ascent_step(
-                lambda free, base=params: self._evaluate(base, free),
-                params[self.free],
+                lambda trial: self._evaluate(value, trial),
+                free,
                 grad,
                 neg_hess,
                 loglike,
@@ -179,19 +208,21 @@ class _Profile:
             if found is None:
                 break  # no ascent left: the maximum, to rounding
             new_free, new_loglike, _, _ = found
-            moved = np.max(np.abs(new_free - params[self.free]))
-            params = params.copy()
-            params[self.free] = new_free
+            moved = np.max(np.abs(new_free - free))
+            free = new_free
             gain, loglike = new_loglike - loglike, new_loglike
             if moved <= _INNER_TOL or gain <= _INNER_TOL**2:
                 break
-        self.solved[float(value)] = params
+        self.solved[float(value)] = self._user(value, free)
         return loglike
 
-    def _evaluate(self, params: np.ndarray, free_values: np.ndarray):
-        """``(L, L)`` at ``params`` with its free coordinates replaced (the
-        line search's ``evaluate``, whose state is the value itself)."""
-        trial = params.copy()
-        trial[self.free] = free_values
-        value = self.model.loglike(trial)
-        return value, value
+    def _user(self, value: float, free: np.ndarray) -> np.ndarray:
+        """The user's parameters with parameter ``index`` at ``value`` and the
+        engine's other coordinates at ``free``."""
+        return self.anchor * value + self.basis @ free
+
+    def _evaluate(self, value: float, free: np.ndarray):
+        """``(L, L)`` there (the line search's ``evaluate``, whose state is the
+        value itself)."""
+        loglike = self.model.loglike(self._user(value, free))
+        return loglike, loglike

@@ -109,8 +109,8 @@ class PolyhedralMixtureLogitResults(
     def _set_covariance(self, cov_type, cov_kwds, data_sums=None, use_t=None):
         if cov_type == "nonrobust":
             data = None
-        elif data_sums is not None and data_sums.meat is not None:
-            data = SandwichData(_root_of(data_sums.meat), self.model.nobs)
+        elif data_sums is not None and data_sums.meat_root is not None:
+            data = SandwichData(data_sums.meat_root, self.model.nobs)
         else:
             data = SandwichData(
                 self.model.score_obs(self.params),
@@ -556,17 +556,6 @@ class PolyhedralMixtureLogitResults(
         """
         alpha = check_alpha(alpha)
         return build_summary2(self, yname, xname, title, alpha, float_format)
-
-
-def _root_of(meat: np.ndarray) -> np.ndarray:
-    """A square matrix ``R`` with ``R'R = meat``: it stands for the observation
-    scores ``S`` (a sandwich needs them only through ``S'S``), so a fit by
-    blocks passes its summed ``S'S`` without an ``(nobs, K p)`` array."""
-    if not np.all(np.isfinite(meat)):  # overflowed scores: NaN, as in memory
-        return np.full_like(meat, np.nan)
-    eigenvalues, vectors = np.linalg.eigh(0.5 * (meat + meat.T))
-    # rounding can leave a zero eigenvalue of the semi-definite meat at -1e-17
-    return (vectors * np.sqrt(np.clip(eigenvalues, 0.0, None))).T
 
 
 # per-observation results come back indexed like the data, as for Logit

@@ -299,3 +299,38 @@ def test_cluster_needs_two_clusters_with_observations():
     model = ps.PolyhedralMixtureLogit(endog, exog, k=1, freq_weights=weights)
     with pytest.raises(ValueError, match="two clusters with observations"):
         model.fit(cov_type="cluster", cov_kwds={"groups": groups})
+
+
+def _units_data():
+    data, _ = ps.simulate_polyhedron(150, d=2, k=2, noise=0.05, random_state=1)
+    exog = sm.add_constant(data[["x1", "x2"]].to_numpy())
+    return data["y"].to_numpy(), exog
+
+
+@pytest.mark.parametrize("cov_type", ["HC0", "HC1"])
+@pytest.mark.parametrize("chunksize", [None, 40])
+def test_robust_errors_follow_the_columns_units(cov_type, chunksize):
+    """A column in other units, or far from 0, changes its slope's standard
+    error by its scale only (the sandwich by its definition, computed here
+    from score_obs); the meat's root, taken in the user's units, lost the
+    small directions of such designs (60% and 44% off)."""
+    endog, exog = _units_data()
+    scale = np.array([1.0, 1e4, 1e-4])
+    base = ps.PolyhedralMixtureLogit(endog, exog, k=2).fit(cov_type=cov_type)
+    scaled = ps.PolyhedralMixtureLogit(endog, exog * scale, k=2).fit(
+        cov_type=cov_type, chunksize=chunksize
+    )
+    assert_allclose(scaled.bse * np.tile(scale, 2), base.bse, rtol=1e-8)
+    shift = np.array([0.0, 1e5, 0.0])
+    shifted = ps.PolyhedralMixtureLogit(endog, exog + shift, k=2).fit(
+        cov_type=cov_type, chunksize=chunksize
+    )
+    slopes = [1, 2, 4, 5]
+    assert_allclose(shifted.bse[slopes], base.bse[slopes], rtol=1e-5)
+    # the sandwich written out, in the scaled units
+    bread = scaled.normalized_cov_params
+    scores = scaled.model.score_obs(scaled.params)
+    sandwich = bread @ scores.T @ scores @ bread
+    if cov_type == "HC1":
+        sandwich *= scaled.nobs / scaled.df_resid
+    assert_allclose(scaled.bse, np.sqrt(np.diag(sandwich)), rtol=1e-6)

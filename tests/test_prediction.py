@@ -410,3 +410,16 @@ def test_the_average_prediction_is_normal_whatever_use_t_as_logits():
     got = ours.get_prediction(rows, average=True).summary_frame()
     expected = theirs.get_prediction(rows, average=True).summary_frame()
     np.testing.assert_allclose(got.to_numpy(), expected.to_numpy(), rtol=1e-6)
+
+
+def test_intervals_far_outside_the_data_stay_where_the_ray_goes():
+    """The log-odds' standard error from the log of its variance: at
+    |x| ~ 1e160 its square overflows, and the interval jumped to [0, 1]."""
+    data, _ = ps.simulate_polyhedron(150, d=2, k=2, noise=0.05, random_state=1)
+    exog = sm.add_constant(data[["x1", "x2"]].to_numpy())
+    res = ps.PolyhedralMixtureLogit(data["y"].to_numpy(), exog, k=2).fit()
+    near = res.get_prediction(np.array([[1.0, 0.0, 1e10]]))
+    for far in (1e160, 1e300):
+        prediction = res.get_prediction(np.array([[1.0, 0.0, far]]))
+        assert np.isfinite(prediction.linpred_se).all()
+        np.testing.assert_allclose(prediction.conf_int(), near.conf_int())

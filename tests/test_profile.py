@@ -120,3 +120,24 @@ def test_profile_is_refused_where_it_means_nothing():
         stopped = PolyhedralMixtureLogit(y, exog, k=1).fit(maxiter=1)
     with pytest.raises(ValueError, match="found a higher log-likelihood"):
         stopped.conf_int(method="profile")
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_profile_intervals_follow_the_columns_units(k):
+    """A slope's interval does not move when its column is shifted, and
+    scales with its column; profiled in the user's units, the inner
+    maximisation stopped short on such designs (an interval of 50 to 70%)."""
+    data, _ = ps.simulate_polyhedron(150, d=2, k=2, noise=0.05, random_state=1)
+    endog = data["y"].to_numpy()
+    exog = sm.add_constant(data[["x1", "x2"]].to_numpy())
+    base = PolyhedralMixtureLogit(endog, exog, k=k).fit()
+    reference = np.asarray(base.conf_int(method="profile"))
+    slopes = [j for j in range(3 * k) if j % 3]
+    shift = np.array([0.0, 1000.0, 0.0])
+    shifted = PolyhedralMixtureLogit(endog, exog + shift, k=k).fit()
+    got = np.asarray(shifted.conf_int(method="profile"))
+    assert_allclose(got[slopes], reference[slopes], rtol=1e-7)
+    scale = np.array([1.0, 1e4, 1e-4])
+    scaled = PolyhedralMixtureLogit(endog, exog * scale, k=k).fit()
+    got = np.asarray(scaled.conf_int(method="profile")) * np.tile(scale, k)[:, None]
+    assert_allclose(got, reference, rtol=1e-7)
