@@ -217,7 +217,15 @@ def compute_diagnostics(
     )
 
 
-def warn_diagnostics(diagnostics: FitDiagnostics, stacklevel: int) -> None:
+def other_intervals(model) -> str:
+    """Where a fit whose standard errors are in doubt finds other intervals:
+    the bootstrap, which label-flip fits do not offer; the profile there."""
+    if model.spec.flips:
+        return "results.conf_int(method='profile')"
+    return "results.bootstrap()"
+
+
+def warn_diagnostics(diagnostics: FitDiagnostics, model, stacklevel: int) -> None:
     """Warn about what the fit's own warnings (convergence, separation, singular
     information) have not already said."""
     warned = {"not_converged", "separation", "not_positive_definite"}
@@ -230,8 +238,9 @@ def warn_diagnostics(diagnostics: FitDiagnostics, stacklevel: int) -> None:
         warnings.warn(
             "The optimum may not be a regular interior maximum: "
             + "; ".join(FLAG_TEXT[flag] for flag in new)
-            + f" ({diagnostics}). Standard errors may be unreliable; try a "
-            "smaller k, an L2 penalty (alpha), or results.bootstrap().",
+            + f" ({diagnostics}). Standard errors may be unreliable; try "
+            + ("a smaller k" if model.k > 1 else "dropping nearly collinear columns")
+            + f", an L2 penalty (alpha), or {other_intervals(model)}.",
             HessianInversionWarning,
             stacklevel=stacklevel + 1,
         )

@@ -6,7 +6,7 @@ import numpy as np
 from scipy import stats
 from statsmodels.iolib.summary import Summary, summary_params
 
-from ._diagnostics import restart_note
+from ._diagnostics import other_intervals, restart_note
 
 __all__ = ["build_summary", "build_summary2"]
 
@@ -45,8 +45,8 @@ def _diagnostics_note(results) -> str | None:
     return (
         f"Warning: the optimum is not a regular interior maximum: "
         f"{'; '.join(diag.messages)}. The standard errors should not be taken at "
-        f"face value (see results.diagnostics; results.bootstrap()). Diagnostics: "
-        f"{numbers}."
+        f"face value (see results.diagnostics; {other_intervals(results.model)}). "
+        f"Diagnostics: {numbers}."
     )
 
 
@@ -296,7 +296,10 @@ def _inference_notes(results, alpha, bootstrap, bound) -> list[str]:
         notes.append(results.cov_kwds["description"])
     per_parameter = results.nobs / results.nnz_params  # an L1 fit's zeros: none
     if results.k > 1 and bootstrap is None and per_parameter < _REGULAR_PER_PARAMETER:
-        notes.append(_interval_note(per_parameter, results.cov_type))
+        note = _interval_note(per_parameter, results.cov_type)
+        if hasattr(results, "flip_rate"):  # no bootstrap for label flips
+            note += " Label-flip fits have no bootstrap: conf_int(method='profile')."
+        notes.append(note)
     if results.k > 1:
         notes.append(
             "LLR p-value: the test against the intercept-only logit is non-regular "

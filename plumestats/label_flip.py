@@ -279,12 +279,11 @@ class LabelFlipPolyhedralLogitResults(PolyhedralMixtureLogitResults):
         return float(np.asarray(self.bse)[-1] * lam * (1.0 - lam) / 2.0)
 
     def flip_rate_conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
-        """Wald interval of ``flip_logit`` mapped to the flip rate (it stays
-        inside ``(0, 0.5)``, unlike the delta-method one)."""
-        alpha = check_alpha(alpha)
-        eta = float(np.asarray(self.params)[-1])
-        half = stats.norm.isf(alpha / 2.0) * float(np.asarray(self.bse)[-1])
-        return float(expit(eta - half) / 2.0), float(expit(eta + half) / 2.0)
+        """Wald interval of ``flip_logit`` (``conf_int``'s: t with ``use_t``,
+        the fit's ``cov_type``) mapped to the flip rate (it stays inside
+        ``(0, 0.5)``, unlike the delta-method one)."""
+        lower, upper = np.asarray(self.conf_int(check_alpha(alpha)))[-1]
+        return float(expit(lower) / 2.0), float(expit(upper) / 2.0)
 
     @cache_readonly
     def llr_pvalue(self) -> float:

@@ -23,6 +23,7 @@ from scipy.special import expit, log_expit, logsumexp
 from statsmodels.tools.numdiff import approx_fprime, approx_hess3
 from statsmodels.tools.sm_exceptions import (
     ConvergenceWarning,
+    HessianInversionWarning,
     PerfectSeparationWarning,
 )
 
@@ -478,3 +479,30 @@ def test_every_mstep_raises_the_objective_and_meets_the_same_optimum(mstep):
     reference = ps.plume_flip("y ~ x1 + x2", data, k=2).fit()
     assert res.llf == pytest.approx(reference.llf, abs=1e-6)
     np.testing.assert_allclose(res.params, reference.params, rtol=1e-4, atol=1e-5)
+
+
+def test_flip_rate_interval_is_conf_ints_with_use_t():
+    """The flip-rate interval maps conf_int's row of flip_logit: t quantiles
+    with use_t, as the summary's table prints (it used the normal's)."""
+    data = _noisy_plume_data(300, seed=5)
+    res = ps.plume_flip("y ~ x1 + x2", data, k=1).fit(use_t=True)
+    lower, upper = np.asarray(res.conf_int())[-1]
+    np.testing.assert_allclose(res.flip_rate_conf_int(), expit([lower, upper]) / 2)
+    half = stats.t.isf(0.025, res.df_resid) * res.bse.iloc[-1]
+    eta = res.params.iloc[-1]
+    np.testing.assert_allclose(
+        res.flip_rate_conf_int(), expit([eta - half, eta + half]) / 2
+    )
+
+
+def test_advice_on_doubtful_errors_names_what_flip_fits_have():
+    """A flip fit has no bootstrap: its warning and summary name the profile
+    interval instead (and at k = 1 collinear columns, not a smaller k)."""
+    data = _noisy_plume_data(600, seed=5)
+    data["x3"] = data["x1"] + 1e-5 * np.random.default_rng(0).standard_normal(len(data))
+    with pytest.warns(HessianInversionWarning) as caught:
+        res = ps.plume_flip("y ~ x1 + x2 + x3", data, k=1).fit()
+    message = " ".join(str(w.message) for w in caught)
+    assert "conf_int(method='profile')" in message
+    assert "bootstrap" not in message and "smaller k" not in message
+    assert "bootstrap()" not in str(res.summary())
