@@ -201,7 +201,8 @@ def _make_results(
         settings["alpha"],
         data_sums,
     )
-    warn_diagnostics(diagnostics, model, stacklevel=caller_stacklevel())
+    penalised = bool(settings["alpha"])
+    warn_diagnostics(diagnostics, model, penalised, stacklevel=caller_stacklevel())
     mlefit = LikelihoodModelResults(model, params, normalized_cov_params=cov, scale=1.0)
     mlefit.mle_retvals = retvals
     mlefit.mle_settings = settings

@@ -217,15 +217,21 @@ def compute_diagnostics(
     )
 
 
-def other_intervals(model) -> str:
+def other_intervals(model, penalised: bool) -> str | None:
     """Where a fit whose standard errors are in doubt finds other intervals:
-    the bootstrap, which label-flip fits do not offer; the profile there."""
-    if model.spec.flips:
-        return "results.conf_int(method='profile')"
-    return "results.bootstrap()"
+    the bootstrap; for label-flip fits, which do not offer it, the profile
+    where it runs (unpenalised, smooth, in memory); else None."""
+    if not model.spec.flips:
+        return "results.bootstrap()"
+    kinked = model.spec.gate.kinked and model.k > 1
+    if penalised or kinked or model._row_source is not None:
+        return None
+    return "results.conf_int(method='profile')"
 
 
-def warn_diagnostics(diagnostics: FitDiagnostics, model, stacklevel: int) -> None:
+def warn_diagnostics(
+    diagnostics: FitDiagnostics, model, penalised: bool, stacklevel: int
+) -> None:
     """Warn about what the fit's own warnings (convergence, separation, singular
     information) have not already said."""
     warned = {"not_converged", "separation", "not_positive_definite"}
@@ -240,10 +246,16 @@ def warn_diagnostics(diagnostics: FitDiagnostics, model, stacklevel: int) -> Non
             + "; ".join(FLAG_TEXT[flag] for flag in new)
             + f" ({diagnostics}). Standard errors may be unreliable; try "
             + ("a smaller k" if model.k > 1 else "dropping nearly collinear columns")
-            + f", an L2 penalty (alpha), or {other_intervals(model)}.",
+            + _or_other_intervals(model, penalised, "an L2 penalty (alpha)"),
             HessianInversionWarning,
             stacklevel=stacklevel + 1,
         )
+
+
+def _or_other_intervals(model, penalised: bool, penalty: str) -> str:
+    """The end of the advice: the penalty, and other intervals if any."""
+    other = other_intervals(model, penalised)
+    return f", {penalty}." if other is None else f", {penalty}, or {other}."
 
 
 def warn_if_unsettled(model, retvals, alpha, n_perfect: int) -> bool:

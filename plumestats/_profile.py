@@ -189,7 +189,12 @@ class _Profile:
     def maximise(self, value: float) -> float:
         """``l_p(value)``: the log-likelihood maximised over the other
         parameters with parameter ``index`` held at ``value``."""
-        nearest = min(self.solved, key=lambda b: abs(b - value))
+        # warm from the nearest solution between the estimate and value: one
+        # beyond it (a bracket's far end, where the faces may have run off to
+        # another branch of the profile) would carry that branch inwards
+        centre = float(self.estimate[self.index])
+        inward = [b for b in self.solved if (b - centre) * (value - b) >= 0.0]
+        nearest = min(inward, key=lambda b: abs(b - value))
         free = np.delete(self.to_internal @ self.solved[nearest], self.index)
         memory: dict = {}
         loglike = self.model.loglike(self._user(value, free))

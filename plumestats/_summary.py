@@ -42,11 +42,13 @@ def _diagnostics_note(results) -> str | None:
     )
     if diag.interior:
         return f"Diagnostics: {numbers}; a regular interior maximum."
+    penalised = bool(results.mle_settings.get("alpha", 0.0))
+    elsewhere = other_intervals(results.model, penalised)
+    other = "" if elsewhere is None else f"; {elsewhere}"
     return (
         f"Warning: the optimum is not a regular interior maximum: "
         f"{'; '.join(diag.messages)}. The standard errors should not be taken at "
-        f"face value (see results.diagnostics; {other_intervals(results.model)}). "
-        f"Diagnostics: {numbers}."
+        f"face value (see results.diagnostics{other}). Diagnostics: {numbers}."
     )
 
 
@@ -298,7 +300,11 @@ def _inference_notes(results, alpha, bootstrap, bound) -> list[str]:
     if results.k > 1 and bootstrap is None and per_parameter < _REGULAR_PER_PARAMETER:
         note = _interval_note(per_parameter, results.cov_type)
         if hasattr(results, "flip_rate"):  # no bootstrap for label flips
-            note += " Label-flip fits have no bootstrap: conf_int(method='profile')."
+            penalised = bool(results.mle_settings.get("alpha", 0.0))
+            elsewhere = other_intervals(results.model, penalised)
+            note += " Label-flip fits have no bootstrap" + (
+                "." if elsewhere is None else f"; {elsewhere} runs."
+            )
         notes.append(note)
     if results.k > 1:
         notes.append(

@@ -506,3 +506,14 @@ def test_advice_on_doubtful_errors_names_what_flip_fits_have():
     assert "conf_int(method='profile')" in message
     assert "bootstrap" not in message and "smaller k" not in message
     assert "bootstrap()" not in str(res.summary())
+
+
+def test_advice_names_the_profile_only_where_it_runs():
+    """A penalised flip fit cannot be profiled: its advice names no interval
+    it would refuse (a penalty and a smaller k remain)."""
+    data = _noisy_plume_data(600, seed=5)
+    data["x3"] = data["x1"] + 1e-5 * np.random.default_rng(0).standard_normal(len(data))
+    with pytest.warns(HessianInversionWarning) as caught:
+        ps.plume_flip("y ~ x1 + x2 + x3", data, k=1).fit(alpha=1e-13)
+    message = " ".join(str(w.message) for w in caught)
+    assert "an L2 penalty (alpha)." in message and "profile" not in message

@@ -9,6 +9,8 @@ cut-off.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -141,3 +143,26 @@ def test_profile_intervals_follow_the_columns_units(k):
     scaled = PolyhedralMixtureLogit(endog, exog * scale, k=k).fit()
     got = np.asarray(scaled.conf_int(method="profile")) * np.tile(scale, k)[:, None]
     assert_allclose(got, reference, rtol=1e-7)
+
+
+def test_flip_rate_endpoint_at_the_boundary_is_a_root():
+    """A flip rate held at 0: the upper end of flip_logit's profile interval
+    sits at the cut-off (found by BFGS over the faces). The search steps far
+    out (a flip rate near 0.5, the faces running off); warm-started from
+    there, the inner maximisation stayed on that branch, and Brent narrowed
+    onto the jump between the branches, 1.6 units above the cut-off."""
+    faces = [[1.0, -2.0, 0.0], [1.0, 1.0, -1.7]]
+    data = ps.simulate_plume(1500, faces, random_state=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the flip rate at its boundary
+        res = ps.plume_flip("y ~ x1 + x2", data, k=1).fit()
+        upper = np.asarray(res.conf_int(method="profile"))[-1, 1]
+    model, estimate = res.model, res.params.to_numpy(copy=True)
+
+    def negative(faces):
+        return -model.loglike(np.append(faces, upper))
+
+    best = optimize.minimize(
+        negative, estimate[:-1], method="BFGS", options={"gtol": 1e-9}
+    )
+    assert 2 * (res.llf + best.fun) == pytest.approx(CUT, abs=1e-4)
