@@ -296,11 +296,17 @@ def _solve(model, weights, start, solver: dict, maxiter, disp, callback):
     # conditions, met to rounding, are the better test then
     exact = residual <= _KKT_ROUNDING * nobs
     converged = bool(passed) and (bool(found["converged"]) or exact)
+    if solver["trim_mode"] != "off":
+        # statsmodels' check is absolute, per observation: loose beside a
+        # small alpha. The polished point must meet the conditions to a
+        # share qc_tol of the largest penalty (or to rounding)
+        converged &= exact or residual <= solver["qc_tol"] * float(np.max(weights))
     message = "statsmodels' l1 (SLSQP) solver " + (
         "converged" if converged else f"did not converge ({found['warnflag']})"
     )
-    if caught:  # the optimality check's own words
-        message += "; " + str(caught[0].message).split("\n")[0]
+    if caught:  # the optimality check's own words (its table with qc_verbose)
+        words = str(caught[0].message)
+        message += "; " + (words if solver["qc_verbose"] else words.split("\n")[0])
     llfs = np.array([model.loglike(start), model.loglike(params)])
     retvals = {
         "converged": converged,
@@ -331,13 +337,20 @@ def _trim_and_polish(model, found, weights, size_trim_tol, qc_tol):
     runs again. Returns the parameters, the zeros and the steps."""
     trimmed = (weights > 0) & (np.abs(found) < size_trim_tol)
     steps = 0
-    # each round but the last releases one zero: the last polishes and finds
-    # none to release
-    for _ in range(int(trimmed.sum()) + 1):
+    # each round but the last trims the parameters a step drove through 0 or
+    # releases one zero: the last polishes and finds neither to do
+    for _ in range(2 * found.size + 1):
         params = found.copy()
         params[trimmed] = 0.0
-        params, taken = _polish(model, params, weights, ~trimmed)
+        params, taken, crossed = _polish(model, params, weights, ~trimmed)
         steps += taken
+        if crossed.any():
+            # the optimum lies beyond 0 for these, or at 0: there, first
+            # (SLSQP can stop on its first step from the unpenalised start
+            # when alpha is small, every slope still at its unpenalised value)
+            trimmed |= crossed
+            found = params
+            continue
         score = model.score(params)
         excess = np.where(trimmed, np.abs(score) - weights * (1.0 + qc_tol), -np.inf)
         worst = int(np.argmax(excess))
@@ -360,28 +373,36 @@ def _polish(model, params, weights, free):
     ``dL/dw_F = alpha_F sign(w_F)``: on that orthant the objective is smooth.
     A step is kept only if it flips no sign and does not raise the objective,
     and only while ``-H_FF`` is positive definite (K > 1 need not be concave):
-    otherwise SLSQP's point stands. Returns the parameters and the steps kept."""
+    otherwise SLSQP's point stands. Returns the parameters, the steps kept and
+    the penalised parameters whose step would have crossed 0 (where the
+    polish stopped; the caller sets them to 0 and polishes again)."""
     signs = np.sign(params[free])
     current = _penalised(model, params, weights)
+    crossed = np.zeros(params.size, dtype=bool)
     for step_count in range(_POLISH_STEPS):
         grad = model.score(params)[free] - weights[free] * signs
         neg_hess = -model.hessian(params)[np.ix_(free, free)]
         try:
             chol = np.linalg.cholesky(neg_hess)
         except np.linalg.LinAlgError:
-            return params, step_count
+            return params, step_count, crossed
         step = np.linalg.solve(chol.T, np.linalg.solve(chol, grad))
         trial = params.copy()
         trial[free] += step
+        flips = np.sign(trial[free]) != signs
+        if flips.any():
+            crossed[np.flatnonzero(free)[flips]] = True
+            crossed &= weights > 0  # an unpenalised parameter may change sign
+            if crossed.any():
+                return params, step_count, crossed
         value = _penalised(model, trial, weights)
-        if np.any(np.sign(trial[free]) != signs) or not value <= current + 1e-12 * abs(
-            current
-        ):
-            return params, step_count
+        if not value <= current + 1e-12 * abs(current):
+            return params, step_count, crossed
         params, current = trial, value
+        signs = np.sign(params[free])
         if np.max(np.abs(step)) <= 1e-12 * (1.0 + np.max(np.abs(params))):
-            return params, step_count + 1
-    return params, _POLISH_STEPS
+            return params, step_count + 1, crossed
+    return params, _POLISH_STEPS, crossed
 
 
 def _kkt_residual(model, params, weights, free) -> float:

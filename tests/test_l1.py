@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from conftest import logistic_data
 from statsmodels.tools.sm_exceptions import HessianInversionWarning
 
 import plumestats.api as ps
@@ -269,11 +270,37 @@ def test_the_counts_survive_a_json_round_trip(tmp_path):
 
 
 def test_an_unconverged_solver_says_so():
+    """SLSQP stopped after one step, and no polish to finish (trim_mode='off';
+    with the polish, the optimality conditions are met and it converges)."""
     endog, exog = _logit_data()
     model = PolyhedralMixtureLogit(endog, exog, k=1)
     with pytest.warns(Warning, match="did not converge"):
-        res = model.fit_regularized(alpha=20.0, method="l1", maxiter=1)
+        res = model.fit_regularized(alpha=20.0, method="l1", maxiter=1, trim_mode="off")
     assert res.mle_retvals["converged"] is False
+    polished = model.fit_regularized(alpha=20.0, method="l1", maxiter=1)
+    assert polished.mle_retvals["max_abs_score"] < 1e-8 and polished.converged
+
+
+def test_a_small_penalty_on_a_column_in_small_units_zeroes_it():
+    """alpha / N below about 1e-5: SLSQP stops on its first step, at the
+    unpenalised estimate; the polish's Newton step then drives the column's
+    slope through 0, where the optimum is (|dL/dw| < alpha there). It kept
+    the unpenalised slope (34.3) and called the fit converged."""
+    data = logistic_data(768, d=3, seed=4)
+    exog = sm.add_constant(data[["x1", "x2", "x3"]].to_numpy())
+    exog = np.column_stack([exog, 1e-3 * np.random.default_rng(0).normal(size=768)])
+    endog = data["y"].to_numpy()
+    alpha = np.zeros(exog.shape[1])
+    alpha[-1] = 0.0045
+    ours = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
+        alpha=alpha, method="l1"
+    )
+    theirs = sm.Logit(endog, exog).fit_regularized(alpha=alpha, method="l1", disp=0)
+    assert theirs.params[-1] == 0.0
+    assert ours.params[-1] == 0.0 and ours.converged
+    np.testing.assert_allclose(ours.params, theirs.params, atol=1e-4)
+    score = ours.model.score(np.asarray(ours.params))
+    assert abs(score[-1]) <= alpha[-1]  # zero is optimal there
 
 
 def test_the_bootstrap_of_an_l1_fit_is_refused():
@@ -345,3 +372,38 @@ def test_the_covariance_name_is_taken_in_any_case():
         ValueError, match="cov_type must be one of 'nonrobust'; got 'HC0'"
     ):
         model.fit_regularized(alpha=3.0, method="l1", cov_type="HC0")
+
+
+def test_margins_of_a_zeroed_column_have_no_standard_error():
+    """Its effect is 0 given the zero, with no variance: NaN, as the zero's
+    own bse (a 0 had statsmodels divide 0 by 0 for z, with a RuntimeWarning)."""
+    endog, exog = _logit_data()
+    alpha = np.full(exog.shape[1], 20.0)
+    alpha[0] = 0.0
+    res = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
+        alpha=alpha, method="l1"
+    )
+    zeros = np.flatnonzero(np.asarray(res.params) == 0.0)
+    assert zeros.size and 0 not in zeros
+    margins = res.get_margeff()
+    frame = margins.summary_frame()  # no RuntimeWarning (warnings are errors)
+    assert np.isnan(margins.margeff_se[zeros - 1]).all()
+    assert np.isfinite(np.delete(margins.margeff_se, zeros - 1)).all()
+    assert frame.shape[0] == exog.shape[1] - 1
+
+
+def test_qc_verbose_shows_statsmodels_table():
+    endog, exog = _logit_data()
+    with pytest.warns(Warning) as caught:
+        PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
+            alpha=20.0,
+            method="l1",
+            acc=1e-6,  # SLSQP stops short enough for the strict check to fail
+            qc_tol=1e-12,
+            trim_mode="off",
+            qc_verbose=True,
+        )
+    words = " ".join(str(w.message) for w in caught)
+    assert (
+        "QC check did not pass" in words and "Recall the problem was rescaled" in words
+    )
