@@ -337,20 +337,13 @@ def _trim_and_polish(model, found, weights, size_trim_tol, qc_tol):
     runs again. Returns the parameters, the zeros and the steps."""
     trimmed = (weights > 0) & (np.abs(found) < size_trim_tol)
     steps = 0
-    # each round but the last trims the parameters a step drove through 0 or
-    # releases one zero: the last polishes and finds neither to do
-    for _ in range(2 * found.size + 1):
+    # each round but the last releases one zero: the last polishes and finds
+    # none to release
+    for _ in range(int(trimmed.sum()) + 1):
         params = found.copy()
         params[trimmed] = 0.0
-        params, taken, crossed = _polish(model, params, weights, ~trimmed)
+        params, taken = _polish(model, params, weights, ~trimmed)
         steps += taken
-        if crossed.any():
-            # the optimum lies beyond 0 for these, or at 0: there, first
-            # (SLSQP can stop on its first step from the unpenalised start
-            # when alpha is small, every slope still at its unpenalised value)
-            trimmed |= crossed
-            found = params
-            continue
         score = model.score(params)
         excess = np.where(trimmed, np.abs(score) - weights * (1.0 + qc_tol), -np.inf)
         worst = int(np.argmax(excess))
@@ -373,36 +366,28 @@ def _polish(model, params, weights, free):
     ``dL/dw_F = alpha_F sign(w_F)``: on that orthant the objective is smooth.
     A step is kept only if it flips no sign and does not raise the objective,
     and only while ``-H_FF`` is positive definite (K > 1 need not be concave):
-    otherwise SLSQP's point stands. Returns the parameters, the steps kept and
-    the penalised parameters whose step would have crossed 0 (where the
-    polish stopped; the caller sets them to 0 and polishes again)."""
+    otherwise SLSQP's point stands. Returns the parameters and the steps kept."""
     signs = np.sign(params[free])
     current = _penalised(model, params, weights)
-    crossed = np.zeros(params.size, dtype=bool)
     for step_count in range(_POLISH_STEPS):
         grad = model.score(params)[free] - weights[free] * signs
         neg_hess = -model.hessian(params)[np.ix_(free, free)]
         try:
             chol = np.linalg.cholesky(neg_hess)
         except np.linalg.LinAlgError:
-            return params, step_count, crossed
+            return params, step_count
         step = np.linalg.solve(chol.T, np.linalg.solve(chol, grad))
         trial = params.copy()
         trial[free] += step
-        flips = np.sign(trial[free]) != signs
-        if flips.any():
-            crossed[np.flatnonzero(free)[flips]] = True
-            crossed &= weights > 0  # an unpenalised parameter may change sign
-            if crossed.any():
-                return params, step_count, crossed
         value = _penalised(model, trial, weights)
-        if not value <= current + 1e-12 * abs(current):
-            return params, step_count, crossed
+        if np.any(np.sign(trial[free]) != signs) or not value <= current + 1e-12 * abs(
+            current
+        ):
+            return params, step_count
         params, current = trial, value
-        signs = np.sign(params[free])
         if np.max(np.abs(step)) <= 1e-12 * (1.0 + np.max(np.abs(params))):
-            return params, step_count + 1, crossed
-    return params, _POLISH_STEPS, crossed
+            return params, step_count + 1
+    return params, _POLISH_STEPS
 
 
 def _kkt_residual(model, params, weights, free) -> float:

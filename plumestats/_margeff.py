@@ -358,10 +358,13 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         self.margeff_cov = cov[effects_idx][:, effects_idx]
         self.margeff_se = np.sqrt(np.diag(self.margeff_cov))
         self.margeff = effects[effects_idx]
-        # an L1 zero's column: its effect is 0 given the zero, with no
-        # variance; NaN, as the zero's own bse (statsmodels' convention)
-        held = (self.margeff_se == 0.0) & (self.margeff == 0.0)
-        self.margeff_se = np.where(held, np.nan, self.margeff_se)
+        # a column whose parameters an L1 fit set to 0 on every face: its
+        # effect is 0 given the zeros, with no variance; NaN, as their bse
+        trimmed = results.mle_retvals.get("trimmed")
+        if trimmed is not None:
+            faces = np.asarray(trimmed, dtype=bool)[: model.k * model.k_vars]
+            zeroed = faces.reshape(model.k, model.k_vars).all(axis=0)
+            self.margeff_se[zeroed[effects_idx]] = np.nan
 
     def conf_int(self, alpha: float = 0.05):
         return super().conf_int(check_alpha(alpha))
