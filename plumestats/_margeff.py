@@ -56,7 +56,7 @@ import pandas as pd
 from scipy.special import expit
 from statsmodels.discrete.discrete_margins import DiscreteMargins
 
-from ._inference import check_alpha
+from ._inference import check_alpha, fixed_params
 from ._likelihood import face_products, linear_scores
 from ._prediction import free_parameters
 from ._validation import require_estimation_data
@@ -360,11 +360,9 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         self.margeff = effects[effects_idx]
         # a column whose parameters an L1 fit set to 0 on every face: its
         # effect is 0 given the zeros, with no variance; NaN, as their bse
-        trimmed = results.mle_retvals.get("trimmed")
-        if trimmed is not None:
-            faces = np.asarray(trimmed, dtype=bool)[: model.k * model.k_vars]
-            zeroed = faces.reshape(model.k, model.k_vars).all(axis=0)
-            self.margeff_se[zeroed[effects_idx]] = np.nan
+        faces = fixed_params(results)[: model.k * model.k_vars]
+        zeroed = faces.reshape(model.k, model.k_vars).all(axis=0)
+        self.margeff_se[zeroed[effects_idx]] = np.nan
 
     def conf_int(self, alpha: float = 0.05):
         return super().conf_int(check_alpha(alpha))

@@ -72,9 +72,9 @@ def profile_intervals(results, alpha: float) -> np.ndarray:
     drop = 0.5 * stats.chi2.ppf(1.0 - alpha, 1)
     widths = stats.norm.ppf(1.0 - alpha / 2) * np.asarray(results.bse, dtype=float)
     intervals = np.empty((estimate.size, 2))
-    to_user = _to_user(model)
+    maps = _to_user(model)
     for j in range(estimate.size):
-        profile = _Profile(model, estimate, j, (top, drop), to_user)
+        profile = _Profile(model, estimate, j, (top, drop), maps)
         width = widths[j] if np.isfinite(widths[j]) and widths[j] > 0 else 1.0
         for side, sign in enumerate((-1.0, 1.0)):
             intervals[j, side] = profile.endpoint(sign, width)
@@ -114,11 +114,16 @@ def _check_profilable(results) -> None:
         raise ValueError(f"conf_int(method='profile'): {problems[0]}")
 
 
-def _to_user(model) -> np.ndarray:
+def _to_user(model) -> tuple[np.ndarray, np.ndarray]:
     """``J`` with user parameters ``= J @`` the engine's (standardised
-    columns): the coordinates the profile's Newton steps take."""
+    columns), the coordinates the profile's Newton steps take, and its
+    inverse."""
     problem, scaling = build_problem(model, 0.0)
-    return user_jacobian(scaling, model.k, problem.objective.n_extra)
+    n_extra = problem.objective.n_extra
+    return (
+        user_jacobian(scaling, model.k, n_extra),
+        user_jacobian(scaling, model.k, n_extra, internal=True),
+    )
 
 
 class _Profile:
@@ -134,20 +139,20 @@ class _Profile:
     given the rest: ``w = e_j b / a_j + E v`` over the free ``v``.
     """
 
-    def __init__(self, model, estimate: np.ndarray, index: int, cut, to_user):
+    def __init__(self, model, estimate: np.ndarray, index: int, cut, maps):
         self.model = model
         self.estimate = estimate
         self.index = index
         top, drop = cut
         self.top, self.target = top, top - drop
         self.name = model.data.param_names[index]
+        to_user, self.to_internal = maps
         row = to_user[index]
         eliminate = np.delete(np.eye(estimate.size), index, axis=1)
         eliminate[index] = -np.delete(row, index) / row[index]
         # user parameters = anchor * b + basis @ v
         self.anchor = to_user[:, index] / row[index]
         self.basis = to_user @ eliminate
-        self.to_internal = np.linalg.inv(to_user)
         # the maximiser at every b profiled so far: warm starts for the next
         self.solved: dict[float, np.ndarray] = {float(estimate[index]): estimate}
 

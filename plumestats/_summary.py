@@ -42,14 +42,19 @@ def _diagnostics_note(results) -> str | None:
     )
     if diag.interior:
         return f"Diagnostics: {numbers}; a regular interior maximum."
-    penalised = bool(results.mle_settings.get("alpha", 0.0))
-    elsewhere = other_intervals(results.model, penalised)
+    elsewhere = _other_intervals(results)
     other = "" if elsewhere is None else f"; {elsewhere}"
     return (
         f"Warning: the optimum is not a regular interior maximum: "
         f"{'; '.join(diag.messages)}. The standard errors should not be taken at "
         f"face value (see results.diagnostics{other}). Diagnostics: {numbers}."
     )
+
+
+def _other_intervals(results) -> str | None:
+    """:func:`~plumestats._diagnostics.other_intervals` of a fit."""
+    penalised = bool(results.mle_settings.get("alpha", 0.0))
+    return other_intervals(results.model, penalised)
 
 
 def _flip_note(results, alpha) -> str:
@@ -300,8 +305,7 @@ def _inference_notes(results, alpha, bootstrap, bound) -> list[str]:
     if results.k > 1 and bootstrap is None and per_parameter < _REGULAR_PER_PARAMETER:
         note = _interval_note(per_parameter, results.cov_type)
         if hasattr(results, "flip_rate"):  # no bootstrap for label flips
-            penalised = bool(results.mle_settings.get("alpha", 0.0))
-            elsewhere = other_intervals(results.model, penalised)
+            elsewhere = _other_intervals(results)
             note += " Label-flip fits have no bootstrap" + (
                 "." if elsewhere is None else f"; {elsewhere} runs."
             )

@@ -834,19 +834,16 @@ def test_a_fit_too_large_for_memory_is_one_line_naming_the_option(
     _one_error_line(capsys.readouterr().err, r"--chunksize auto")
 
 
-def test_chunksize_fits_by_blocks(small_csv, capsys):
+def test_chunksize_fits_by_blocks(small_csv, monkeypatch, capsys):
+    """--chunksize reaches the fit: under a memory limit that refuses the
+    fit in one block, blocks of 70 rows fit, with the same estimates."""
     assert main(["fit", str(small_csv), SMALL, "--no-progress", "--json"]) == 0
     whole = json.loads(capsys.readouterr().out)
-    args = [
-        "fit",
-        str(small_csv),
-        SMALL,
-        "--no-progress",
-        "--json",
-        "--chunksize",
-        "70",
-    ]
-    assert main(args) == 0
+    monkeypatch.setenv("PLUMESTATS_MEMORY_LIMIT", "60K")
+    args = ["fit", str(small_csv), SMALL, "--no-progress", "--json"]
+    assert main(args) == 1
+    capsys.readouterr()
+    assert main([*args, "--chunksize", "70"]) == 0
     blocks = json.loads(capsys.readouterr().out)
     np.testing.assert_allclose(blocks["llf"], whole["llf"], rtol=1e-10)
 
