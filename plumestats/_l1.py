@@ -19,7 +19,8 @@ problem for SLSQP). SLSQP stops about 1e-5 short of the optimum, so the
 parameters it leaves below ``size_trim_tol`` are set to exactly zero (unless
 ``trim_mode="off"``; ``"auto"`` trims as ``"size"``), Newton steps on the
 others, their signs held, solve ``dL/dw_j = alpha_j sign(w_j)`` to rounding
-(a zero whose condition then fails is released and solved for), and
+(a step that carries a parameter through 0 stops it there, a projected Newton
+step; a zero whose condition then fails is released and solved for), and
 statsmodels' check of the
 optimality conditions (``qc_tol``: ``|dL/dw_j| <= alpha_j`` at the zeros)
 decides whether the fit converged. The results are the engine's
@@ -65,6 +66,8 @@ _START_ALPHA = 1e-3
 _KKT_ROUNDING = 1e-9
 # Newton steps of the polish on the nonzero parameters (each is checked)
 _POLISH_STEPS = 20
+# halvings of a polish step that raises the objective
+_POLISH_HALVINGS = 30
 
 
 def penalty_weights(model, alpha, intercept_index: int | None) -> np.ndarray:
@@ -330,19 +333,20 @@ def _solve(model, weights, start, solver: dict, maxiter, disp, callback):
 
 def _trim_and_polish(model, found, weights, size_trim_tol, qc_tol):
     """SLSQP's penalised parameters below ``size_trim_tol`` set to 0, the
-    others polished (:func:`_polish`); a zero whose optimality condition then
-    fails (``|dL/dw_j| > alpha_j (1 + qc_tol)``: the optimum has it nonzero,
-    only small in its units, like a slope per dollar) is released, the worst
-    first and one at a time, on the side its score points to, and the polish
-    runs again. Returns the parameters, the zeros and the steps."""
+    others polished (:func:`_polish`, which also sets to 0 a parameter its
+    steps carry through 0); a zero whose optimality condition then fails
+    (``|dL/dw_j| > alpha_j (1 + qc_tol)``: the optimum has it nonzero, only
+    small in its units, like a slope per dollar) is released, the worst first
+    and one at a time, on the side its score points to, and the polish goes
+    on from where it stood. Every round lowers the objective or ends the
+    loop. Returns the parameters, the zeros and the steps."""
     trimmed = (weights > 0) & (np.abs(found) < size_trim_tol)
+    params = np.where(trimmed, 0.0, found)
     steps = 0
-    # each round but the last releases one zero: the last polishes and finds
-    # none to release
-    for _ in range(int(trimmed.sum()) + 1):
-        params = found.copy()
-        params[trimmed] = 0.0
-        params, taken = _polish(model, params, weights, ~trimmed)
+    # each round but the last releases one zero (a zero can come back, each
+    # time at a lower objective): the bound only guards against rounding
+    for _ in range(2 * params.size + 1):
+        params, trimmed, taken = _polish(model, params, weights, trimmed)
         steps += taken
         score = model.score(params)
         excess = np.where(trimmed, np.abs(score) - weights * (1.0 + qc_tol), -np.inf)
@@ -350,9 +354,7 @@ def _trim_and_polish(model, found, weights, size_trim_tol, qc_tol):
         if not excess[worst] > 0:
             break
         trimmed[worst] = False
-        if np.sign(found[worst]) != np.sign(score[worst]):
-            found = found.copy()
-            found[worst] = np.sign(score[worst]) * np.finfo(float).tiny
+        params[worst] = np.sign(score[worst]) * np.finfo(float).tiny
     return params, trimmed, steps
 
 
@@ -361,33 +363,58 @@ def _penalised(model, params, weights) -> float:
     return -model.loglike(params) + float(weights @ np.abs(params))
 
 
-def _polish(model, params, weights, free):
+def _polish(model, params, weights, trimmed):
     """Newton steps on the nonzero parameters with their signs held, solving
     ``dL/dw_F = alpha_F sign(w_F)``: on that orthant the objective is smooth.
-    A step is kept only if it flips no sign and does not raise the objective,
-    and only while ``-H_FF`` is positive definite (K > 1 need not be concave):
-    otherwise SLSQP's point stands. Returns the parameters and the steps kept."""
-    signs = np.sign(params[free])
+    A step that carries a penalised parameter through 0 stops it at 0, where
+    it joins the zeros (a projected Newton step: SLSQP can stop at the
+    unpenalised estimate, a whole orthant away, when alpha is small); a step
+    that does not lower the objective is halved. The steps run while
+    ``-H_FF`` is positive definite (K > 1 need not be concave), else the
+    point stands. Returns the parameters, the zeros and the steps kept."""
+    params, trimmed = params.copy(), trimmed.copy()
+    penalised = weights > 0
     current = _penalised(model, params, weights)
     for step_count in range(_POLISH_STEPS):
-        grad = model.score(params)[free] - weights[free] * signs
+        free = ~trimmed
+        signs = np.sign(params)
+        grad = model.score(params)[free] - weights[free] * signs[free]
         neg_hess = -model.hessian(params)[np.ix_(free, free)]
         try:
             chol = np.linalg.cholesky(neg_hess)
         except np.linalg.LinAlgError:
-            return params, step_count
+            return params, trimmed, step_count
         step = np.linalg.solve(chol.T, np.linalg.solve(chol, grad))
+        found = _projected_step(model, params, weights, free, step, current)
+        if found is None:
+            return params, trimmed, step_count
+        params, crossed, current, length = found
+        trimmed |= crossed & penalised
+        whole = length == 1.0 and not crossed.any()
+        if whole and np.max(np.abs(step)) <= 1e-12 * (1.0 + np.max(np.abs(params))):
+            return params, trimmed, step_count + 1
+    return params, trimmed, _POLISH_STEPS
+
+
+def _projected_step(model, params, weights, free, step, current):
+    """``params + t step`` on the free coordinates, with each penalised one
+    that changed sign set to 0, for the first ``t`` of 1, 1/2, ... that does
+    not raise the objective; ``(params, crossed, objective, t)`` or None."""
+    signs = np.sign(params)
+    length = 1.0
+    for _ in range(_POLISH_HALVINGS):
         trial = params.copy()
-        trial[free] += step
+        trial[free] += length * step
+        crossed = free & (weights > 0) & (np.sign(trial) != signs)
+        trial[crossed] = 0.0
         value = _penalised(model, trial, weights)
-        if np.any(np.sign(trial[free]) != signs) or not value <= current + 1e-12 * abs(
-            current
-        ):
-            return params, step_count
-        params, current = trial, value
-        if np.max(np.abs(step)) <= 1e-12 * (1.0 + np.max(np.abs(params))):
-            return params, step_count + 1
-    return params, _POLISH_STEPS
+        # a whole step may end level with the objective (rounding at the
+        # optimum); a shortened one must lower it, or it is no progress
+        level = value <= current + 1e-12 * abs(current)
+        if value < current or (length == 1.0 and level):
+            return trial, crossed, value, length
+        length *= 0.5
+    return None
 
 
 def _kkt_residual(model, params, weights, free) -> float:

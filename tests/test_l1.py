@@ -270,33 +270,68 @@ def test_the_counts_survive_a_json_round_trip(tmp_path):
 
 
 def test_an_unconverged_solver_says_so():
+    """K = 2 from one SLSQP iteration: minus the Hessian is not positive
+    definite there, so the polish cannot finish the fit, and it says so."""
     endog, exog = _logit_data()
-    model = PolyhedralMixtureLogit(endog, exog, k=1)
-    with pytest.warns(Warning, match="did not converge"):
+    model = PolyhedralMixtureLogit(endog, exog, k=2)
+    with pytest.warns(Warning, match="did not converge"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", HessianInversionWarning)
         res = model.fit_regularized(alpha=20.0, method="l1", maxiter=1)
     assert res.mle_retvals["converged"] is False
 
 
-def test_a_fit_short_of_the_optimality_conditions_is_not_converged():
+def test_the_polish_finishes_a_convex_fit_cut_short():
+    """K = 1 is convex: from SLSQP's first iteration the polish reaches the
+    optimum (its conditions met to rounding), the fit of maxiter=1000."""
+    endog, exog = _logit_data()
+    model = PolyhedralMixtureLogit(endog, exog, k=1)
+    short = model.fit_regularized(alpha=20.0, method="l1", maxiter=1)
+    full = model.fit_regularized(alpha=20.0, method="l1")
+    assert short.converged and short.mle_retvals["max_abs_score"] < 1e-9
+    np.testing.assert_allclose(short.params, full.params, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(short.trimmed, full.trimmed)
+
+
+def test_a_small_alpha_zeroes_a_column_in_small_units():
     """alpha / N below about 1e-5: SLSQP stops on its first step, at the
-    unpenalised estimate, and statsmodels' check (absolute, per observation)
-    passes; the column's slope stays at its unpenalised 34.3 where the optimum
-    has 0 (|dL/dw| < alpha there). It was called converged; now the
-    conditions must hold to qc_tol of the largest penalty."""
+    unpenalised estimate, where the column's slope is 34.3 but the optimum
+    has 0 (|dL/dw| < alpha there). The polish refused to carry it through
+    0 and kept it (not converged). Its step now stops the slope at 0, and the
+    fit is Logit without the column, as statsmodels' is to its accuracy."""
     data = logistic_data(768, d=3, seed=4)
     exog = sm.add_constant(data[["x1", "x2", "x3"]].to_numpy())
     exog = np.column_stack([exog, 1e-3 * np.random.default_rng(0).normal(size=768)])
     endog = data["y"].to_numpy()
     alpha = np.zeros(exog.shape[1])
     alpha[-1] = 0.0045
-    with pytest.warns(Warning, match="did not converge"):
-        ours = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
-            alpha=alpha, method="l1"
-        )
+    ours = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
+        alpha=alpha, method="l1"
+    )
     theirs = sm.Logit(endog, exog).fit_regularized(alpha=alpha, method="l1", disp=0)
-    assert theirs.params[-1] == 0.0 and ours.params[-1] != 0.0
-    assert not ours.converged
-    assert ours.mle_retvals["max_abs_score"] > 0.03 * alpha[-1]
+    without = sm.Logit(endog, exog[:, :-1]).fit(disp=0, tol=1e-12)
+    assert ours.converged and ours.params[-1] == 0.0 and theirs.params[-1] == 0.0
+    assert ours.mle_retvals["max_abs_score"] < 1e-9
+    np.testing.assert_allclose(ours.params[:-1], without.params, rtol=1e-10)
+    np.testing.assert_allclose(ours.params, theirs.params, atol=1e-4)
+
+
+def test_a_slope_the_polish_zeroes_at_k2_meets_the_conditions():
+    """K = 2 from two SLSQP iterations: the polish's steps carry slopes
+    through 0 and the fit ends at the optimality conditions, where the
+    polish refused and the fit stayed far above the optimum (361.2 against
+    184.4)."""
+    data = logistic_data(300, d=3, seed=1)
+    exog = sm.add_constant(data[["x1", "x2", "x3"]].to_numpy())
+    endog = data["y"].to_numpy()
+    model = PolyhedralMixtureLogit(endog, exog, k=2)
+    short = model.fit_regularized(alpha=20.0, method="l1", maxiter=2)
+    full = model.fit_regularized(alpha=20.0, method="l1")
+    weights = np.asarray(short.mle_settings["alpha_l1"])
+    objective = -short.llf + weights @ np.abs(np.asarray(short.params))
+    assert short.converged
+    np.testing.assert_allclose(
+        objective, -full.llf + weights @ np.abs(np.asarray(full.params)), rtol=1e-9
+    )
 
 
 def test_the_bootstrap_of_an_l1_fit_is_refused():
