@@ -100,7 +100,11 @@ class Tally:
 def objective(res) -> float:
     """The penalised log-likelihood the fit maximised (its best run)."""
     retvals = res.mle_retvals
-    runs = [*retvals["restarts_llf"], *retvals.get("reseat_llf", [])]
+    runs = [
+        *retvals["restarts_llf"],
+        *retvals.get("reseat_llf", []),
+        *retvals.get("path_llf", []),
+    ]
     return float(np.max(runs))
 
 

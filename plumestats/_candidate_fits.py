@@ -191,6 +191,7 @@ _SEARCH_RETVALS = (
     "restarts_llf_history",
     "reseat_llf",
     "reseat_llf_history",
+    "path_llf",
     "restarts_spread",
     # and how its best run got there (the refit from its estimate takes one
     # step, from the faces in their reported order)

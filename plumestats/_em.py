@@ -335,7 +335,9 @@ def run_em(problem, start: np.ndarray, options: EMOptions, mstep: str = "newton"
     for _ in range(options.maxiter):
         if run.iterate():
             break
-    return run.trace()
+    trace = run.trace()
+    problem.end_run()
+    return trace
 
 
 def _diverging(history: list[float], moves: list[float]) -> bool:

@@ -255,7 +255,7 @@ def _run_em(model, shared: dict, em: dict, *, disp, callback, reseat, **kwargs):
         callback=reporter.callback(printer() if disp else None),
         retall=shared["retall"],
     )
-    problem, scaling, runs, reseats = em_runs(
+    problem, scaling, runs, reseats, paths = em_runs(
         model,
         start_params=shared["start_params"],
         options=options,
@@ -270,7 +270,7 @@ def _run_em(model, shared: dict, em: dict, *, disp, callback, reseat, **kwargs):
         progress=reporter,
         callback=callback,
     )
-    internal, retvals = best_run(problem, runs, reseats)
+    internal, retvals = best_run(problem, runs, reseats, paths)
     flips = ", label flips" if model.spec.flips else ""
     optimizer = f"EM ({em['mstep']} M-step){flips}"
     return problem, scaling, internal, retvals, optimizer, len(runs)

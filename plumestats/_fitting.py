@@ -95,9 +95,42 @@ def build_problem(model, alpha: float, chunksize: int | None = None):
         )
     scaling = source.scaling
     metrics = term_metrics(model, source, scaling.intercept_index)
-    spec = model.spec.with_penalty(alpha)
+    return _penalised(source, model.spec, metrics, alpha), scaling
+
+
+def _penalised(source, spec, metrics, alpha: float) -> Problem:
+    """The problem on ``source`` with the L2 penalty ``alpha`` (per observation)."""
+    spec = spec.with_penalty(alpha)
     ridge = metrics.penalty.scaled(source.weight_sum * alpha)
-    return Problem(source, spec, ridge.tiled(spec.k, spec.n_extra), metrics), scaling
+    return Problem(source, spec, ridge.tiled(spec.k, spec.n_extra), metrics)
+
+
+# The penalty (per observation) of the fit a path move starts from: so strong
+# that few maxima are left. 1, 10 and 100 reached the best-known maxima at
+# the same rates on heart, pima and ILPD at K = 2 and 3
+# (docs/benchmarks/learned.md, "A start from a strong penalty").
+PATH_ALPHA = 1.0
+
+
+def _path_moves(plume: Problem, start, current, options, mstep: str) -> list:
+    """The penalty-path move: the EM run at the fit's penalty from the
+    maximum at :data:`PATH_ALPHA` that ``start`` leads to (a continuation in
+    the penalty; none when the fit's penalty is that strong, or when the
+    ``current`` best run found separation: there is no finite maximum to
+    look for). On heart at K = 3 it reached the best-known maximum from
+    every seed, where 1 default fit in 20 had; on ionosphere it ends far
+    below, so like the re-seating moves it is kept only if it raises the
+    objective (:func:`best_run`)."""
+    if plume.spec.alpha >= PATH_ALPHA or current.separated:
+        return []
+    return [run_em(plume, _shrunk(plume, start, options, mstep), options, mstep)]
+
+
+def _shrunk(plume: Problem, start, options, mstep: str) -> np.ndarray:
+    """The maximum at :data:`PATH_ALPHA` that EM reaches from ``start`` (its
+    problem, with its own row caches, is gone before the next run)."""
+    strong = _penalised(plume.source, plume.spec, plume.metrics, PATH_ALPHA)
+    return run_em(strong, start, options, mstep).params
 
 
 def _plume_stage(problem: Problem) -> Problem:
@@ -170,11 +203,15 @@ def user_start(model, scaling, start_params) -> np.ndarray:
 _MAX_START_WEIGHT = 1e6
 
 
-def best_run(problem, traces, reseats=()) -> tuple[np.ndarray, dict]:
-    """The run with the best objective (of :func:`em_runs`: restarts and
-    re-seating moves), and the fit's ``mle_retvals``: its own trace and every
-    run's final value."""
+def best_run(problem, traces, reseats=(), paths=()) -> tuple[np.ndarray, dict]:
+    """The run with the best objective (of :func:`em_runs`: restarts,
+    re-seating moves and the penalty-path move), and the fit's
+    ``mle_retvals``: its own trace and every run's final value. A path move
+    that finds separation is not kept: it would turn a fit at a regular
+    maximum into one without a finite maximum, a diagnosis the starts and
+    the moves did not make."""
     best = kept_run(best_start(traces), reseats)
+    best = kept_run(best, [path for path in paths if not path.separated])
     retvals = {
         "converged": best.converged,
         "iterations": best.n_iter,
@@ -189,6 +226,7 @@ def best_run(problem, traces, reseats=()) -> tuple[np.ndarray, dict]:
         "restarts_llf_history": [np.asarray(trace.llf_history) for trace in traces],
         "reseat_llf": np.array([trace.objective for trace in reseats]),
         "reseat_llf_history": [np.asarray(trace.llf_history) for trace in reseats],
+        "path_llf": np.array([trace.objective for trace in paths]),
         # how far apart the starts ended: more than RESTART_SPREAD_LIMIT says
         # that the surface has several maxima and a higher one may be unfound
         "restarts_spread": float(
@@ -225,9 +263,11 @@ def em_runs(
     callback=None,
 ):
     """EM from one or several starts, then up to ``reseat`` re-seating moves
-    from the best (:mod:`plumestats._start`): the problem, its scaling, one
-    trace per start and one per move (:func:`best_run` picks the best). With
-    label flips, each is the label-flip run started from a PLUME run.
+    from the best (:mod:`plumestats._start`) and the penalty-path move from
+    the first start (:func:`_path_moves`; with ``reseat``, as both are
+    moves): the problem, its scaling, one trace per start, one per
+    re-seating move and one per path move (:func:`best_run` picks the best).
+    With label flips, each is the label-flip run started from a PLUME run.
 
     With ``disp`` (and several starts) a line after each run says where it
     ended. ``progress`` (a :class:`~plumestats._parallel.FitProgress`, whose
@@ -249,12 +289,12 @@ def em_runs(
         if plume is not problem:  # a label-flip start: one label-flip run
             progress.start(1, problem)
             traces = _runs(problem, starts, options, mstep, progress, disp)
-            return problem, scaling, traces, []
+            return problem, scaling, traces, [], []
     else:
         starts = _starts(model, plume, init, n_init, rng)
     progress.start(len(starts), plume)
     traces = _runs(plume, starts, options, mstep, progress, disp)
-    reseats = []
+    reseats, paths = [], []
     if reseat and model.k > 1:
         best = best_start(traces)
         # the moves read the rows the starts would (in memory or by blocks alike)
@@ -263,10 +303,15 @@ def em_runs(
         progress.set_stage("re-seating")
         reseats = reseat_faces(plume, sample, best, options, mstep, reseat)
         _report(disp, "Re-seating move", reseats)
+        progress.set_stage("penalty path")
+        paths = _path_moves(plume, starts[0], kept_run(best, reseats), options, mstep)
+        _report(disp, "Penalty-path move", paths)
     if plume is problem:
-        return problem, scaling, traces, reseats
-    runs = _flip_stage(model, problem, [traces, reseats], options, mstep, progress)
-    return problem, scaling, runs[0], runs[1]
+        return problem, scaling, traces, reseats, paths
+    runs = _flip_stage(
+        model, problem, [traces, reseats, paths], options, mstep, progress
+    )
+    return problem, scaling, *runs
 
 
 def _starts(model, plume: Problem, init: str, n_init: int, rng) -> list:

@@ -113,6 +113,13 @@ class Problem:
         run, and only its gradient is read)."""
         self._next_hessian = key
 
+    def end_run(self) -> None:
+        """Forget the last run's iterate: the next run's start is no
+        line-search trial from it (on blocks its pass would bring the
+        derivatives a trial brings), and its rows are freed while another
+        problem on the same source runs (the penalty-path move's)."""
+        self._anchor = None
+
     # ------------------------------------------------------------ the passes
     def rows(self, params: np.ndarray):
         """The per-row state at ``params`` on the whole design (a source of

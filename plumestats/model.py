@@ -427,13 +427,13 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             points, fits a new face to the inside class against the outside
             points the fit calls inside, and reruns EM; it is kept only if it
             raises the objective, and the moves stop at the first that does
-            not. This leaves a local maximum that restarts rarely leave: an
-            idle face (owning none of the outside class, or sharing a side
-            with another face) while the outside points beyond another side
-            are missed. Each move costs one EM run
-            (``mle_retvals["reseat_llf"]``). On 240 fits of four UCI sets the
-            moves found a higher maximum in 107, a lower one never, at 1.0 to
-            2.6 times one start (docs: benchmarks/maxima). A higher maximum
+            not: a way out of an idle face (owning none of the outside
+            class) while the outside points beyond another side are missed.
+            Each costs one EM run (``mle_retvals["reseat_llf"]``). With them
+            (alpha < 1) comes a *penalty-path move*: EM at alpha = 1 from
+            the first start, then at alpha, kept if higher (``"path_llf"``);
+            on heart and pima at K = 2 and 3 they reach the best-known
+            maximum in 120 of 120 fits (docs: benchmarks/maxima). A higher maximum
             can predict held-out data worse (docs/benchmarks/learned.md,
             "Re-seating moves on held-out data"): choose K and alpha for
             prediction, or pass ``reseat=0``. Which face is idle and which

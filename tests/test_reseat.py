@@ -254,9 +254,14 @@ def test_reseat_never_ends_below_the_fit_without_it(seed, k, gamma, noise):
         # one iteration from the estimates: its start is their objective
         again = model.fit(alpha=1e-3, start_params=np.asarray(moved.params), maxiter=1)
     before = plain.mle_retvals["restarts_llf"].max()
-    after = max(before, moved.mle_retvals["reseat_llf"].max(initial=-np.inf))
+    after = max(
+        before,
+        moved.mle_retvals["reseat_llf"].max(initial=-np.inf),
+        moved.mle_retvals["path_llf"].max(initial=-np.inf),
+    )
     assert after >= before
     assert moved.mle_retvals["reseat_llf"].size <= k
+    assert moved.mle_retvals["path_llf"].size <= 1
     # the estimates are the best run's
     assert again.mle_retvals["llf_history"][0] == pytest.approx(after, rel=1e-8)
 
