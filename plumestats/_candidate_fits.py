@@ -192,6 +192,7 @@ _SEARCH_RETVALS = (
     "reseat_llf",
     "reseat_llf_history",
     "path_llf",
+    "path_llf_history",
     "restarts_spread",
     # and how its best run got there (the refit from its estimate takes one
     # step, from the faces in their reported order)

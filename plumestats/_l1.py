@@ -334,27 +334,48 @@ def _solve(model, weights, start, solver: dict, maxiter, disp, callback):
 def _trim_and_polish(model, found, weights, size_trim_tol, qc_tol):
     """SLSQP's penalised parameters below ``size_trim_tol`` set to 0, the
     others polished (:func:`_polish`, which also sets to 0 a parameter its
-    steps carry through 0); a zero whose optimality condition then fails
+    steps carry through 0). A zero whose optimality condition then fails
     (``|dL/dw_j| > alpha_j (1 + qc_tol)``: the optimum has it nonzero, only
     small in its units, like a slope per dollar) is released, the worst first
-    and one at a time, on the side its score points to, and the polish goes
-    on from where it stood. Every round lowers the objective or ends the
-    loop. Returns the parameters, the zeros and the steps."""
+    and one at a time, and the polish runs again from two points, the better
+    kept: where it stood, the released parameter back at SLSQP's value if
+    that lies on the side its score points to (else just off 0 on that
+    side), and SLSQP's point with the other zeros (where K > 1 is not
+    concave, the polish may not be able to step from the first). A released
+    zero the polish could not move is 0 again. The result is SLSQP's own
+    point when that is better by more than the trimming can cost. Returns
+    the parameters, the zeros and the steps."""
     trimmed = (weights > 0) & (np.abs(found) < size_trim_tol)
-    params = np.where(trimmed, 0.0, found)
-    steps = 0
-    # each round but the last releases one zero (a zero can come back, each
-    # time at a lower objective): the bound only guards against rounding
-    for _ in range(2 * params.size + 1):
-        params, trimmed, taken = _polish(model, params, weights, trimmed)
-        steps += taken
+    start = np.where(trimmed, 0.0, found)
+    params, trimmed, steps = _polish(model, start, weights, trimmed)
+    # each round releases one zero (a zero can come back): the bound only
+    # guards against rounding
+    for _ in range(2 * params.size):
         score = model.score(params)
         excess = np.where(trimmed, np.abs(score) - weights * (1.0 + qc_tol), -np.inf)
         worst = int(np.argmax(excess))
         if not excess[worst] > 0:
             break
         trimmed[worst] = False
-        params[worst] = np.sign(score[worst]) * np.finfo(float).tiny
+        side = np.sign(score[worst])
+        moved = params.copy()
+        on_side = np.sign(found[worst]) == side
+        moved[worst] = found[worst] if on_side else side * np.finfo(float).tiny
+        restart = np.where(trimmed, 0.0, found)
+        restart[worst] = moved[worst]
+        params, trimmed, taken = min(
+            (_polish(model, start, weights, trimmed) for start in (moved, restart)),
+            key=lambda run: _penalised(model, run[0], weights),
+        )
+        steps += taken
+    idle = (weights > 0) & (np.abs(params) <= np.finfo(float).tiny)
+    params[idle], trimmed = 0.0, trimmed | idle
+    # trimming w_j (|w_j| < size_trim_tol, |dL/dw_j| about alpha_j at SLSQP's
+    # point) costs at most about 2 alpha_j |w_j|
+    budget = 2.0 * size_trim_tol * float(weights @ (np.abs(found) < size_trim_tol))
+    slsqp = _penalised(model, found, weights)
+    if _penalised(model, params, weights) > slsqp + budget + 1e-9 * abs(slsqp):
+        return found.copy(), (weights > 0) & (found == 0.0), steps
     return params, trimmed, steps
 
 

@@ -84,6 +84,8 @@ class Problem:
         )
         self.passes = 0
         self._anchor: Point | None = None
+        # a run ended and the next has not asked for a gradient yet
+        self._between_runs = False
         # the Hessian fetched with the next gradient (blocks): EM starts with Q's
         self._next_hessian = "qhess"
 
@@ -114,11 +116,13 @@ class Problem:
         self._next_hessian = key
 
     def end_run(self) -> None:
-        """Forget the last run's iterate: the next run's start is no
-        line-search trial from it (on blocks its pass would bring the
-        derivatives a trial brings), and its rows are freed while another
-        problem on the same source runs (the penalty-path move's)."""
+        """Free the last run's iterate (its rows), so that they are not held
+        while another problem on the same source runs (the penalty-path
+        move's). On blocks the next run's first pass still brings the
+        derivatives its first iteration reads, as a line-search trial's
+        does, but measures no move from the freed point."""
         self._anchor = None
+        self._between_runs = True
 
     # ------------------------------------------------------------ the passes
     def rows(self, params: np.ndarray):
@@ -193,6 +197,9 @@ class Problem:
                 # iteration then starts with the derivatives at this point
                 need |= {"moved", *self._trial_derivatives()}
                 anchor = self._anchor
+            elif self._between_runs and point.anchor is None:
+                # the start of a later run: its first iteration reads them
+                need |= self._trial_derivatives()
         need -= set(point.sums)
         if not need:
             return
@@ -237,6 +244,7 @@ class Problem:
         """The gradient of ``L - penalty``. The engine asks for it first at each
         new iterate: the trials measure how far they move the scores from here."""
         self._anchor = point
+        self._between_runs = False
         need = {"grad"}
         if not self.source.single:
             need |= self._derivatives()

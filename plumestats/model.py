@@ -430,7 +430,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             not: a way out of an idle face (owning none of the outside
             class) while the outside points beyond another side are missed.
             Each costs one EM run (``mle_retvals["reseat_llf"]``). With them
-            (alpha < 1) comes a *penalty-path move*: EM at alpha = 1 from
+            (0 < alpha < 1) comes a *penalty-path move*: EM at alpha 1 from
             the first start, then at alpha, kept if higher (``"path_llf"``);
             on heart and pima at K = 2 and 3 they reach the best-known
             maximum in 120 of 120 fits (docs: benchmarks/maxima). A higher maximum

@@ -333,15 +333,12 @@ def plot_convergence(results, ax=None):
     # the best run's history: a clear error when the fit kept none
     restarts = retvals.get("restarts_llf_history") or [results.llf_history]
     moves = list(retvals.get("reseat_llf_history") or [])
-    histories = [*restarts, *moves]
+    paths = list(retvals.get("path_llf_history") or [])
+    histories = [*restarts, *moves, *paths]
     labels = [f"restart {run + 1}" for run in range(len(restarts))]
     labels += [f"re-seating move {move + 1}" for move in range(len(moves))]
-    # the final values of the runs drawn (an export may lack the moves' runs)
-    finals = np.r_[
-        np.asarray(retvals.get("restarts_llf", []))[: len(restarts)],
-        np.asarray(retvals.get("reseat_llf", []))[: len(moves)],
-    ]
-    best = int(np.argmax(finals)) if len(histories) > 1 else 0
+    labels += ["penalty-path move"] * len(paths)
+    best = _kept_run(histories, retvals)
     fig, ax = _figure_and_axes(ax)
     for run, history in enumerate(histories):
         history = np.asarray(history, dtype=float)
@@ -366,9 +363,25 @@ def plot_convergence(results, ax=None):
     title = f"Convergence, K={results.k}, {len(restarts)} start(s)"
     if moves:
         title += f", {len(moves)} re-seating move(s)"
+    if paths:
+        title += ", a penalty-path move"
     ax.set_title(title, fontsize=9)
     ax.legend(loc="lower right", fontsize=7)
     return fig
+
+
+def _kept_run(histories: list, retvals: dict) -> int:
+    """Which of ``histories`` is the run the fit kept: the one whose history
+    is the fit's own (``llf_history``); the highest final value if none is
+    (an export without the histories). Not simply the highest: a path move
+    heading for separation can end higher and is not kept."""
+    own = retvals.get("llf_history")
+    if own is not None:
+        for run, history in enumerate(histories):
+            if np.array_equal(np.asarray(history), np.asarray(own)):
+                return run
+    finals = [np.asarray(history, dtype=float)[-1] for history in histories]
+    return int(np.argmax(finals)) if len(finals) > 1 else 0
 
 
 # ----------------------------------------------------------------- choice of K

@@ -8,6 +8,7 @@ import functools
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import statsmodels.api as sm
 from conftest import logistic_data
@@ -15,6 +16,7 @@ from statsmodels.tools.sm_exceptions import HessianInversionWarning
 
 import plumestats.api as ps
 from plumestats import PolyhedralMixtureLogit
+from plumestats.datasets import simulate_polyhedron
 
 
 @functools.cache
@@ -270,13 +272,12 @@ def test_the_counts_survive_a_json_round_trip(tmp_path):
 
 
 def test_an_unconverged_solver_says_so():
-    """K = 2 from one SLSQP iteration: minus the Hessian is not positive
-    definite there, so the polish cannot finish the fit, and it says so."""
+    """One SLSQP iteration and no polish (``trim_mode="off"``): SLSQP's
+    point is reported, and it is no optimum."""
     endog, exog = _logit_data()
-    model = PolyhedralMixtureLogit(endog, exog, k=2)
-    with pytest.warns(Warning, match="did not converge"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", HessianInversionWarning)
-        res = model.fit_regularized(alpha=20.0, method="l1", maxiter=1)
+    model = PolyhedralMixtureLogit(endog, exog, k=1)
+    with pytest.warns(Warning, match="did not converge"):
+        res = model.fit_regularized(alpha=20.0, method="l1", maxiter=1, trim_mode="off")
     assert res.mle_retvals["converged"] is False
 
 
@@ -315,23 +316,21 @@ def test_a_small_alpha_zeroes_a_column_in_small_units():
     np.testing.assert_allclose(ours.params, theirs.params, atol=1e-4)
 
 
-def test_a_slope_the_polish_zeroes_at_k2_meets_the_conditions():
-    """K = 2 from two SLSQP iterations: the polish's steps carry slopes
-    through 0 and the fit ends at the optimality conditions, where the
-    polish refused and the fit stayed far above the optimum (361.2 against
-    184.4)."""
-    data = logistic_data(300, d=3, seed=1)
-    exog = sm.add_constant(data[["x1", "x2", "x3"]].to_numpy())
-    endog = data["y"].to_numpy()
-    model = PolyhedralMixtureLogit(endog, exog, k=2)
-    short = model.fit_regularized(alpha=20.0, method="l1", maxiter=2)
-    full = model.fit_regularized(alpha=20.0, method="l1")
-    weights = np.asarray(short.mle_settings["alpha_l1"])
-    objective = -short.llf + weights @ np.abs(np.asarray(short.params))
-    assert short.converged
-    np.testing.assert_allclose(
-        objective, -full.llf + weights @ np.abs(np.asarray(full.params)), rtol=1e-9
+def test_a_small_alpha_zeroes_a_column_in_small_units_at_k2():
+    """K = 2, the same small-units column: SLSQP stops on its first step at
+    the unpenalised slopes (-81.7 and 58.2); the polish carries both through
+    0 and the fit meets the optimality conditions."""
+    data, _ = simulate_polyhedron(600, d=2, k=2, noise=0.1, random_state=3)
+    exog = sm.add_constant(data[["x1", "x2"]].to_numpy())
+    exog = np.column_stack([exog, 1e-3 * np.random.default_rng(0).normal(size=600)])
+    alpha = np.zeros(2 * exog.shape[1])
+    alpha[[3, 7]] = 0.0045
+    res = PolyhedralMixtureLogit(data["y"].to_numpy(), exog, k=2).fit_regularized(
+        alpha=alpha, method="l1"
     )
+    assert res.converged and res.mle_retvals["max_abs_score"] < 1e-9
+    assert np.all(np.asarray(res.params)[[3, 7]] == 0.0)
+    assert res.trimmed[[3, 7]].all() and res.mle_retvals["nnz_params"] == 6
 
 
 def test_the_bootstrap_of_an_l1_fit_is_refused():
@@ -444,3 +443,30 @@ def test_qc_verbose_shows_statsmodels_table():
     assert (
         "QC check did not pass" in words and "Recall the problem was rescaled" in words
     )
+
+
+def test_columns_in_other_units_at_k3_keep_slsqps_optimum(data_dir):
+    """Heart at K = 3, alpha = 50, one column in units 1e4 times smaller and
+    one 1e3 times larger: SLSQP stops at an optimum (150.823), trimming in
+    the user's units zeroes slopes that are small only in their units
+    (2043), and the polish cannot step (K = 3 is not concave there). The
+    released zeros go back to SLSQP's values; a version that released them
+    to +-1e-308 ended at 2043, not converged, with 13 such parameters."""
+    heart = pd.read_csv(data_dir / "heart.csv")
+    endog = heart.pop("disease").to_numpy(dtype=float)
+    exog = np.ascontiguousarray(sm.add_constant(heart.to_numpy(dtype=float)))
+    exog[:, 1] *= 1e4
+    exog[:, 2] /= 1e3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HessianInversionWarning)
+        res = PolyhedralMixtureLogit(endog, exog, k=3).fit_regularized(
+            alpha=50.0, method="l1"
+        )
+    params = np.asarray(res.params)
+    weights = np.asarray(res.mle_settings["alpha_l1"])
+    assert res.converged
+    # 150.8 (K = 3 has local optima: with the columns in Fortran order
+    # SLSQP reaches 149.9, and the old code did not fail)
+    assert -res.llf + weights @ np.abs(params) < 151.0
+    assert not np.any((params != 0) & (np.abs(params) < 1e-300))
+    np.testing.assert_array_equal(res.trimmed, params == 0)

@@ -157,6 +157,24 @@ def test_convergence_draws_every_restart(formula_fit, tmp_path):
     assert len(kept) == 1 and kept[0].get_ydata()[-1] == pytest.approx(results.llf)
 
 
+def test_convergence_marks_a_kept_path_move(data_dir):
+    """Heart at K = 3: the penalty-path move's run is the one kept. It is
+    drawn and marked; the plot had marked the first start (-94.41) and left
+    the path run out."""
+    heart = pd.read_csv(data_dir / "heart.csv")
+    formula = (
+        "disease ~ age + C(sex) + C(chest_pain_type) + max_heart_rate + oldpeak"
+        " + C(thal)"
+    )
+    results = ps.plume(formula, heart, k=3).fit(alpha=1e-3, random_state=0)
+    lines = plot_convergence(results).axes[0].get_lines()
+    kept = [line for line in lines if "kept" in line.get_label()]
+    assert len(kept) == 1 and kept[0].get_label() == "penalty-path move (kept)"
+    assert_allclose(kept[0].get_ydata(), results.mle_retvals["llf_history"])
+    assert len(lines) == 1 + results.mle_retvals["reseat_llf"].size + 1
+    plt.close("all")
+
+
 def _select_k_table(with_cv: bool) -> pd.DataFrame:
     rows = [{"k": 1, "gamma": np.nan, "aic": 600.0, "bic": 610.0}]
     rows += [
