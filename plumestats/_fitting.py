@@ -317,6 +317,7 @@ def em_runs(
     runs = _flip_stage(
         model, problem, [traces, reseats, paths], options, mstep, progress
     )
+    problem.passes += plume.passes  # the PLUME stage's, for data_passes
     return problem, scaling, *runs
 
 

@@ -340,14 +340,15 @@ def _trim_and_polish(model, found, weights, size_trim_tol, qc_tol):
     and one at a time, and the polish runs again from two points, the better
     kept: where it stood, the released parameter back at SLSQP's value if
     that lies on the side its score points to (else just off 0 on that
-    side), and SLSQP's point with the other zeros (where K > 1 is not
-    concave, the polish may not be able to step from the first). A released
-    zero the polish could not move is 0 again. The result is SLSQP's own
-    point when that is better by more than the trimming can cost. Returns
-    the parameters, the zeros and the steps."""
-    trimmed = (weights > 0) & (np.abs(found) < size_trim_tol)
-    start = np.where(trimmed, 0.0, found)
-    params, trimmed, steps = _polish(model, start, weights, trimmed)
+    side), and SLSQP's point with the other zeros among its small values
+    (where K > 1 is not concave, the polish may not be able to step from
+    the first). The best point of all rounds is the result, a released zero
+    the polish could not move 0 again; if SLSQP's point is better by more
+    than the trimming can cost, SLSQP's point with those zeros, polished
+    (or as it is). Returns the parameters, the zeros and the steps."""
+    small = (weights > 0) & (np.abs(found) < size_trim_tol)
+    params, trimmed, steps = _polish(model, np.where(small, 0.0, found), weights, small)
+    best = (_penalised(model, params, weights), params, trimmed)
     # each round releases one zero (a zero can come back): the bound only
     # guards against rounding
     for _ in range(2 * params.size):
@@ -356,27 +357,46 @@ def _trim_and_polish(model, found, weights, size_trim_tol, qc_tol):
         worst = int(np.argmax(excess))
         if not excess[worst] > 0:
             break
+        trimmed = trimmed.copy()
         trimmed[worst] = False
         side = np.sign(score[worst])
         moved = params.copy()
         on_side = np.sign(found[worst]) == side
         moved[worst] = found[worst] if on_side else side * np.finfo(float).tiny
-        restart = np.where(trimmed, 0.0, found)
+        restart = np.where(trimmed & small, 0.0, found)
         restart[worst] = moved[worst]
         params, trimmed, taken = min(
-            (_polish(model, start, weights, trimmed) for start in (moved, restart)),
+            (
+                _polish(model, start, weights, trimmed & (start == 0.0))
+                for start in (moved, restart)
+            ),
             key=lambda run: _penalised(model, run[0], weights),
         )
         steps += taken
-    idle = (weights > 0) & (np.abs(params) <= np.finfo(float).tiny)
-    params[idle], trimmed = 0.0, trimmed | idle
+        best = min(
+            best,
+            (_penalised(model, params, weights), params, trimmed),
+            key=lambda b: b[0],
+        )
+    _, params, trimmed = best
+    params, trimmed = _zero_idle(params, trimmed, weights)
     # trimming w_j (|w_j| < size_trim_tol, |dL/dw_j| about alpha_j at SLSQP's
     # point) costs at most about 2 alpha_j |w_j|
-    budget = 2.0 * size_trim_tol * float(weights @ (np.abs(found) < size_trim_tol))
     slsqp = _penalised(model, found, weights)
-    if _penalised(model, params, weights) > slsqp + budget + 1e-9 * abs(slsqp):
-        return found.copy(), (weights > 0) & (found == 0.0), steps
-    return params, trimmed, steps
+    limit = slsqp + 2.0 * size_trim_tol * float(weights @ small) + 1e-9 * abs(slsqp)
+    if _penalised(model, params, weights) <= limit:
+        return params, trimmed, steps
+    zeros = trimmed & small
+    cut, zeros, taken = _polish(model, np.where(zeros, 0.0, found), weights, zeros)
+    if _penalised(model, cut, weights) <= limit:
+        return *_zero_idle(cut, zeros, weights), steps + taken
+    return found.copy(), (weights > 0) & (found == 0.0), steps
+
+
+def _zero_idle(params, trimmed, weights):
+    """A released zero the polish could not move (still +-1e-308) is 0."""
+    idle = (weights > 0) & (np.abs(params) <= np.finfo(float).tiny)
+    return np.where(idle, 0.0, params), trimmed | idle
 
 
 def _penalised(model, params, weights) -> float:
