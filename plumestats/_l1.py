@@ -32,6 +32,7 @@ nonzero parameters only, as statsmodels' ``L1BinaryResults``.
 from __future__ import annotations
 
 import warnings
+from operator import itemgetter
 
 import numpy as np
 from statsmodels.base.l1_slsqp import fit_l1_slsqp
@@ -39,6 +40,7 @@ from statsmodels.base.l1_solvers_common import qc_results
 
 from ._build import build_results
 from ._fitting import build_problem
+from ._msteps import cholesky_solve
 from ._threads import with_fit_blas_threads
 from ._validation import (
     check_choice,
@@ -365,19 +367,16 @@ def _trim_and_polish(model, found, weights, size_trim_tol, qc_tol):
         moved[worst] = found[worst] if on_side else side * np.finfo(float).tiny
         restart = np.where(trimmed & small, 0.0, found)
         restart[worst] = moved[worst]
-        params, trimmed, taken = min(
-            (
-                _polish(model, start, weights, trimmed & (start == 0.0))
-                for start in (moved, restart)
-            ),
-            key=lambda run: _penalised(model, run[0], weights),
+        runs = [
+            _polish(model, start, weights, trimmed & (start == 0.0))
+            for start in (moved, restart)
+        ]
+        value, params, trimmed, taken = min(
+            ((_penalised(model, run[0], weights), *run) for run in runs),
+            key=itemgetter(0),
         )
         steps += taken
-        best = min(
-            best,
-            (_penalised(model, params, weights), params, trimmed),
-            key=lambda b: b[0],
-        )
+        best = min(best, (value, params, trimmed), key=itemgetter(0))
     _, params, trimmed = best
     params, trimmed = _zero_idle(params, trimmed, weights)
     # trimming w_j (|w_j| < size_trim_tol, |dL/dw_j| about alpha_j at SLSQP's
@@ -420,12 +419,9 @@ def _polish(model, params, weights, trimmed):
         free = ~trimmed
         signs = np.sign(params)
         grad = model.score(params)[free] - weights[free] * signs[free]
-        neg_hess = -model.hessian(params)[np.ix_(free, free)]
-        try:
-            chol = np.linalg.cholesky(neg_hess)
-        except np.linalg.LinAlgError:
+        step = cholesky_solve(-model.hessian(params)[np.ix_(free, free)], grad)
+        if step is None:
             return params, trimmed, step_count
-        step = np.linalg.solve(chol.T, np.linalg.solve(chol, grad))
         found = _projected_step(model, params, weights, free, step, current)
         if found is None:
             return params, trimmed, step_count

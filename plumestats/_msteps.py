@@ -20,7 +20,14 @@ if TYPE_CHECKING:
 
 _POTRF, _POTRS = lapack.dpotrf, lapack.dpotrs
 
-__all__ = ["MAX_HALVINGS", "MSTEPS", "armijo", "ascent_step", "damped_solve"]
+__all__ = [
+    "MAX_HALVINGS",
+    "MSTEPS",
+    "armijo",
+    "ascent_step",
+    "cholesky_solve",
+    "damped_solve",
+]
 
 _ARMIJO = 1e-4
 MAX_HALVINGS = 12
@@ -71,6 +78,17 @@ def damped_solve(
         lam = max(_DAMPING_GROWTH * lam, floor, hint)
         hint = 0.0
     raise np.linalg.LinAlgError("no damping made the Newton system positive definite")
+
+
+def cholesky_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+    """``matrix^-1 rhs`` by LAPACK's Cholesky, or None when ``matrix`` is not
+    numerically positive definite (what ``scipy.linalg.cho_factor`` and
+    ``cho_solve`` compute, without their wrappers' checks)."""
+    factor, info = _POTRF(matrix, lower=0, clean=0)
+    if info != 0:
+        return None
+    solution, info = _POTRS(factor, rhs, lower=0)
+    return solution if info == 0 else None
 
 
 def _damped(matrix: np.ndarray, lam: float, metric=None) -> np.ndarray:

@@ -48,11 +48,11 @@ from dataclasses import replace
 
 import numpy as np
 from scipy.cluster.vq import kmeans2
-from scipy.linalg import lapack
 from scipy.special import expit, log_expit
 
 from ._design import DesignMatrix, as_design
 from ._em import EMOptions, EMTrace, rounding_error, run_em
+from ._msteps import cholesky_solve
 from ._penalty import Ridge
 from ._problem import Problem
 from ._rows import InMemoryRows
@@ -74,7 +74,6 @@ MIXED_CYCLE = ("kmeans", "directions", "logit")
 # A ridge of one pseudo-observation per standardised slope: enough to keep start
 # values finite on separable subsets, negligible for the final fit.
 _START_RIDGE = 1.0
-_POTRF, _POTRS = lapack.dpotrf, lapack.dpotrs
 _PERTURBATION = 0.5
 _OTHER_CLUSTERS_WEIGHT = 0.3
 # Start values come from a random subsample of this many rows on larger data: they
@@ -137,11 +136,9 @@ def _newton_direction(neg_hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
     ``cho_solve`` call it (the same numbers) without their wrappers' checks,
     about a fifth of pima's start under cProfile."""
     if np.isfinite(neg_hess).all() and np.isfinite(grad).all():
-        factor, info = _POTRF(neg_hess, lower=0, clean=0)
-        if info == 0:
-            direction, info = _POTRS(factor, grad, lower=0)
-            if info == 0:
-                return direction
+        direction = cholesky_solve(neg_hess, grad)
+        if direction is not None:
+            return direction
     return np.linalg.lstsq(neg_hess, grad, rcond=None)[0]
 
 

@@ -5,6 +5,7 @@ the summary; starts that agree say nothing."""
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,8 @@ from conftest import logistic_data
 
 import plumestats.api as ps
 from plumestats._diagnostics import RESTART_SPREAD_LIMIT, restart_note
+from plumestats._em import EMTrace
+from plumestats._fitting import best_run
 from plumestats.sm_exceptions import LocalMaximaWarning
 
 HEART = (
@@ -127,3 +130,32 @@ def test_no_path_move_at_a_penalty_as_strong_as_its_start():
     assert model.fit(alpha=1.0).mle_retvals["path_llf"].size == 0
     assert model.fit(alpha=0.5).mle_retvals["path_llf"].size == 1
     assert model.fit(alpha=0.0).mle_retvals["path_llf"].size == 0
+
+
+def _trace(objective: float, separated: bool = False) -> EMTrace:
+    return EMTrace(
+        params=np.full(2, objective),
+        objective=objective,
+        llf_history=[objective - 1.0, objective],
+        steps=["em"],
+        converged=not separated,
+        message="separation" if separated else "converged",
+        separated=separated,
+    )
+
+
+def test_a_path_move_that_finds_separation_is_not_kept():
+    """best_run's rule for path moves: one that ends higher but found
+    separation is not the fit (it would report a fit without a finite
+    maximum that the starts and the re-seating moves did not find); one
+    that ends higher at a regular maximum is; either way its value is
+    reported in path_llf."""
+    problem = SimpleNamespace(
+        spec=SimpleNamespace(flips=False), source=SimpleNamespace(single=True)
+    )
+    start, move = _trace(-10.0), _trace(-9.5)
+    params, retvals = best_run(problem, [start], [move], [_trace(-5.0, True)])
+    assert params[0] == -9.5 and not retvals["separation"]
+    np.testing.assert_array_equal(retvals["path_llf"], [-5.0])
+    params, retvals = best_run(problem, [start], [move], [_trace(-9.0)])
+    assert params[0] == -9.0 and retvals["llf_history"][-1] == -9.0
