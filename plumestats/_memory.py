@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 
+from ._design import row_products_bytes
 from ._objectives import slab_rows
 
 __all__ = ["MEMORY_LIMIT_VARIABLE", "check_fit_memory", "check_parameter_count"]
@@ -80,9 +81,11 @@ def fit_peak_bytes(
     pass of the iterations (one slab's standardised rows, with the centres
     and scales tiled to its shape, and its per-row arrays,
     :func:`~plumestats._objectives.slab_rows`); and the dense ``(K p, K p)``
-    matrices of the Newton steps. In memory the Hessian weights are one
-    slab's too, unless ``slabs`` is false (statsmodels' optimisers, which
-    build them for every row)."""
+    matrices of the Newton steps. In memory a small dense design of one slab
+    also keeps its rows' products
+    (:func:`~plumestats._design.row_products_bytes`), and the Hessian
+    weights are one slab's too, unless ``slabs`` is false (statsmodels'
+    optimisers, which build them for every row)."""
     pairs = 2.25 * k * (k + 1) / 2
     per_row = 14 * k + 12
     dense = 4 * (k * n_cols) ** 2
@@ -90,7 +93,8 @@ def fit_peak_bytes(
     if block_rows is None:
         weight_rows = min(nobs, slab) if slabs else nobs
         state = nobs * (per_row + 2.5 * n_cols)
-        return int(8 * (state + weight_rows * pairs + dense))
+        kept = row_products_bytes(nobs, n_cols) / 8 if nobs <= slab else 0.0
+        return int(8 * (state + weight_rows * pairs + dense + kept))
     block = min(block_rows, nobs)
     moments = block * 2 * n_cols
     iterations = min(block, slab) * (per_row + pairs + 3 * n_cols)

@@ -261,19 +261,18 @@ class PlumeObjective:
             scores = self.score_rows(design, rows)
             out["meat"] = w(scores).T @ scores
         if "gram" in need:
-            out["gram"] = (
-                design.values.T @ design.values
-                if weights is None
-                else design.gram(weights)
-            )
+            # through the design's Grams: a split design's cost O(nnz) in its
+            # indicators (adult: 1.3 against 10 ms for Z'Z)
+            counts = np.ones(design.shape[0]) if weights is None else weights
+            out["gram"] = design.gram(counts)
         if "resp_gram" in need:
-            perfect = (rows.loglikeobs > PERFECT_LOGPROB).astype(float)
+            perfect = rows.loglikeobs > PERFECT_LOGPROB
             resp = w(rows.resp)
-            out["resp_gram"] = np.stack(
-                [design.gram(resp[:, j]) for j in range(self.k)]
-            )
-            out["resp_gram_perfect"] = np.stack(
-                [design.gram(resp[:, j] * perfect) for j in range(self.k)]
+            # all 2 K Grams in one call (one pass over a dense design's rows)
+            grams = design.grams(np.hstack([resp, resp * perfect[:, None]]))
+            out["resp_gram"], out["resp_gram_perfect"] = (
+                grams[: self.k],
+                grams[self.k :],
             )
         if "max_abs_move" in need:
             moves = design @ direction[: self.k * design.shape[1]].reshape(self.k, -1).T

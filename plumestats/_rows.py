@@ -188,7 +188,12 @@ class InMemoryRows:
         self._unsplit: set[tuple[int, int]] = set()
         if self.single:
             self.scaling = scaling or _scaling_of(exog, self.y_pm, weights)
-            self.design = DesignMatrix(self.scaling.transform_exog(exog))
+            self.design = DesignMatrix(
+                self.scaling.transform_exog(exog),
+                # the slabs are designs of their own (their products would
+                # add up to several times the data)
+                row_products=self._slab_rows >= self.nobs,
+            )
             self.exog = None
             self.moments = None
             self.radius = _largest_row_norm(exog, weights)

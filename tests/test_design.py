@@ -65,22 +65,65 @@ def test_gram_blocks_match_dense(split_design):
 
 
 @pytest.mark.parametrize("pair_list", [True, False])
-def test_grams_match_dense_with_and_without_the_pair_list(
-    split_design, monkeypatch, pair_list
+@pytest.mark.parametrize("column_loop", [True, False])
+def test_grams_match_dense_by_every_path(
+    split_design, monkeypatch, pair_list, column_loop
 ):
     # a row of the factor design has 2 indicators (3 pairs, 1.5 per nonzero):
-    # a limit of 1 sends the same design through scipy's sparse product
+    # a limit of 1 sends the same design through scipy's sparse product; the
+    # dense-indicator blocks loop over the indicator columns, or (past the
+    # loop's column limit) take scipy's product one weight at a time
     if not pair_list:
         monkeypatch.setattr(design_module, "_MAX_PAIRS_PER_NONZERO", 1)
+    if not column_loop:
+        monkeypatch.setattr(design_module, "_MAX_CROSS_LOOP_COLUMNS", 0)
     _, dense, rng = split_design
     design = DesignMatrix(dense)
     weights = rng.uniform(-1, 1, (dense.shape[0], 4))
     expected = np.stack([(dense * w[:, None]).T @ dense for w in weights.T])
     got = design.grams(weights)
     assert (design._pairs is not None) == pair_list
+    assert (design._cross is not None) == column_loop
     np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-9)
     np.testing.assert_allclose(got, got.transpose(0, 2, 1), rtol=1e-13, atol=1e-12)
     np.testing.assert_allclose(design.gram(weights[:, 2]), expected[2], rtol=1e-11)
+    # a column-major weight array (the Hessian weights' layout) alike
+    np.testing.assert_allclose(
+        design.grams(np.asfortranarray(weights)), got, rtol=1e-13, atol=1e-12
+    )
+
+
+def test_indicator_block_is_scipy_s_csr():
+    # the CSR built from the flat positions of the nonzeros is scipy's, entry
+    # for entry (some rows without indicators, a column never nonzero)
+    from scipy import sparse
+
+    exog = _factor_design(np.random.default_rng(5), nobs=600)
+    exog[:40, 4:] = 0.0
+    exog[:, 6] = 0.0
+    design = DesignMatrix(exog)
+    reference = sparse.csr_array(exog[:, design._sparse_cols])
+    for name in ("indptr", "indices", "data"):
+        np.testing.assert_array_equal(
+            getattr(design._sparse, name), getattr(reference, name)
+        )
+    rows, _ = np.nonzero(exog[:, design._sparse_cols])
+    np.testing.assert_array_equal(design._entry_rows, rows)
+
+
+@pytest.mark.parametrize("p", [1, 9, 24, 30])
+def test_small_dense_grams_from_row_products_equal_the_plain_product(p):
+    # up to 24 columns (and 2 MiB) a dense design keeps its rows' products
+    rng = np.random.default_rng(6)
+    values = rng.standard_normal((300, p))
+    weights = rng.uniform(-1, 1, (300, 3))
+    design = DesignMatrix(values, split=False, row_products=True)
+    expected = np.stack([(values * w[:, None]).T @ values for w in weights.T])
+    np.testing.assert_allclose(design.grams(weights), expected, rtol=1e-11, atol=1e-11)
+    assert (design._outer is not None) == (p <= 24)
+    empty = DesignMatrix(np.empty((0, p)), row_products=True)
+    assert empty.grams(np.empty((0, 2))).shape == (2, p, p)
+    assert DesignMatrix(values)._outer is None  # only when asked
 
 
 def test_pair_list_counts_rows_of_any_length():
