@@ -14,8 +14,8 @@ from conftest import logistic_data
 
 import plumestats.api as ps
 from plumestats._diagnostics import RESTART_SPREAD_LIMIT, restart_note
-from plumestats._em import EMTrace
-from plumestats._fitting import best_run
+from plumestats._em import EMOptions, EMTrace
+from plumestats._fitting import MOVE_EM_TOL, best_run, move_options
 from plumestats.sm_exceptions import LocalMaximaWarning
 
 HEART = (
@@ -130,6 +130,30 @@ def test_no_path_move_at_a_penalty_as_strong_as_its_start():
     assert model.fit(alpha=1.0).mle_retvals["path_llf"].size == 0
     assert model.fit(alpha=0.5).mle_retvals["path_llf"].size == 1
     assert model.fit(alpha=0.0).mle_retvals["path_llf"].size == 0
+
+
+def test_the_path_move_is_the_recipe_of_the_fitting_guide(heart):
+    """The fitting guide's two fits by hand (a strong penalty, then the
+    fit's alpha from there, both handing over to Newton at 0.01 as the
+    moves do) are the default's path move: the same start and the same end
+    (the paths in between part by rounding: the start passes through the
+    user's units, and a long damped Newton phase amplifies it)."""
+    model = ps.plume(HEART, heart, k=3)
+    res = model.fit(alpha=1e-3, random_state=0)
+    shrunk = model.fit(alpha=1.0, reseat=0, em_tol=0.01, random_state=0)
+    by_hand = model.fit(alpha=1e-3, start_params=shrunk.params, em_tol=0.01)
+    path = res.mle_retvals["path_llf_history"][0]
+    hand = by_hand.mle_retvals["llf_history"]
+    assert hand[0] == pytest.approx(path[0], rel=1e-10)
+    assert hand[-1] == pytest.approx(path[-1], rel=1e-10)
+    assert path[-1] == pytest.approx(-90.4105, abs=1e-4)
+
+
+def test_the_moves_hand_over_to_newton_earlier_than_the_starts():
+    assert move_options(EMOptions()).em_tol == MOVE_EM_TOL == 0.01
+    assert EMOptions().em_tol == 1e-3  # the starts' (and one-start fits')
+    # a later hand-over than the moves' is the user's to ask for
+    assert move_options(EMOptions(em_tol=0.05)).em_tol == 0.05
 
 
 def _trace(objective: float, separated: bool = False) -> EMTrace:
