@@ -345,6 +345,7 @@ def _moment_sums(z, y, weights=None, *, columns: np.ndarray) -> dict:
     f = np.ones(design.shape[0]) if weights is None else np.asarray(weights, float)
     return {
         "weight": float(f.sum()),
-        "first": f @ design.values[:, columns],
+        # the product of every column, then the columns: no copy of them
+        "first": (f @ design.values)[columns],
         "second": design.gram(f)[np.ix_(columns, columns)],
     }
