@@ -16,8 +16,9 @@ The indicator-indicator part is computed from a list of the pairs of nonzeros of
 each row, built once (a row of one-hot factors has few), so that the K(K+1)/2
 blocks of one Hessian cost one sparse matrix-vector pass together, without
 scipy's sparse-sparse product and its symbolic phase (adult, K = 2: the three
-blocks' indicator part in 1 ms instead of 30). The dense-indicator part is one
-small BLAS product per indicator column, over the rows where it is nonzero.
+blocks' indicator part in 1 ms instead of 30). In a design that serves a whole
+fit (``keep_products``) the dense-indicator part is one small BLAS product per
+indicator column, over the rows where it is nonzero.
 
 A small dense design that serves a whole fit keeps its rows' products
 ``z_ni z_nj`` instead, so that a Hessian's Grams are one matrix product (pima,
@@ -36,6 +37,7 @@ __all__ = [
     "DesignMatrix",
     "as_design",
     "dense_grams",
+    "kept_bytes",
     "row_products_bytes",
     "upper_pairs",
 ]
@@ -60,8 +62,12 @@ _MAX_PAIRS_PER_NONZERO = 16
 _MAX_OUTER_COLUMNS = 24
 _MAX_OUTER_BYTES = 2**21
 # The dense-indicator Gram blocks loop over the indicator columns in Python
-# (a few us each): past this many, scipy's sparse product is used instead.
+# (a few us each): past this many columns, or below this many nonzeros a
+# column on average, scipy's sparse product is used instead (B = 3 on
+# adult's subsamples: at 88 nonzeros a column 0.20 against 0.14 ms, at 221
+# 0.26 against 0.32, at 1328 (all rows) 0.9 against 1.8).
 _MAX_CROSS_LOOP_COLUMNS = 256
+_MIN_CROSS_ROWS = 200
 # Rows of the design per block of a dense Gram product: 256 KiB, cache-sized.
 _GRAM_BLOCK_BYTES = 2**18
 # ... unless that leaves fewer rows than this (p > 128): then one product
@@ -83,22 +89,26 @@ class DesignMatrix:
         Whether to try the dense/indicator split; ``False`` when the caller
         knows it would not be used (the same rows, standardised the same way,
         did not split before), which saves counting the nonzeros again.
-    row_products : bool, default False
-        Whether a small dense design may keep its rows' products for its
-        Grams (:func:`row_products_bytes`): for a design that serves a
-        whole fit, not a slab or block of one.
+    keep_products : bool, default False
+        Whether the design may keep copies that make its Grams faster, at
+        most about its own size (:func:`kept_bytes`): a small dense
+        design's rows' products, a split design's indicator entries times
+        their dense rows. For a design that serves a whole fit, not a slab
+        or block of one (read for one or two Grams, building them costs more
+        than they save).
     """
 
     # make numpy defer ``ndarray @ DesignMatrix`` to __rmatmul__
     __array_ufunc__ = None
 
     def __init__(
-        self, values: np.ndarray, split: bool = True, row_products: bool = False
+        self, values: np.ndarray, split: bool = True, keep_products: bool = False
     ):
         self.values = np.asarray(values, dtype=float)
         self._sparse = None
         # not built yet (False), or never (None)
-        self._outer: np.ndarray | bool | None = False if row_products else None
+        self._keep = keep_products
+        self._outer: np.ndarray | bool | None = False if keep_products else None
         if not split or self._cannot_split():
             return
         nobs = self.values.shape[0]
@@ -123,7 +133,7 @@ class DesignMatrix:
                 np.concatenate([self._dense_cols, self._sparse_cols])
             )
             self._pairs: sparse.csc_array | bool | None = False  # not built yet
-            self._cross: tuple | bool | None = False
+            self._cross: tuple | bool | None = False if keep_products else None
 
     def _cannot_split(self) -> bool:
         """Whether the split is ruled out before counting each column's
@@ -213,12 +223,15 @@ class DesignMatrix:
     def _cross_rows(self):
         """The indicator block's entries column by column: their rows, each
         column's first entry, and each entry times its row of ``D`` (built on
-        first use); None when that copy would outsize the design, or the
-        columns are too many for a loop over them."""
+        first use, for a design that keeps products); None when the copy
+        would outsize the design, or the loop would not pay: too many
+        columns, or too few rows each (about 150 nonzeros a column is
+        where the loop catches up with scipy on adult's subsamples)."""
         if self._cross is False:
             by_column = self._sparse.tocsc()
-            few = by_column.shape[1] <= _MAX_CROSS_LOOP_COLUMNS
-            if few and by_column.nnz * self._dense.shape[1] <= self.values.size:
+            q, nnz = by_column.shape[1], by_column.nnz
+            worth = q <= _MAX_CROSS_LOOP_COLUMNS and nnz >= _MIN_CROSS_ROWS * q
+            if worth and nnz * (self._dense.shape[1] + 1) <= self.values.size:
                 rows = by_column.indices.astype(np.intp)
                 scaled = self._dense[rows] * by_column.data[:, None]
                 # Python ints: slicing by numpy integers is slower
@@ -330,6 +343,16 @@ class DesignMatrix:
             if j != k:
                 out[j * p : (j + 1) * p, k * p : (k + 1) * p] = block.T
         return out
+
+
+def kept_bytes(nobs: int, n_cols: int) -> int:
+    """The most a design that keeps products (``keep_products``) may add:
+    its rows' products, or, when it could split, a copy of its size (the
+    indicator entries times their dense rows, and their rows)."""
+    could_split = (
+        n_cols >= _MIN_SPARSE_COLUMNS and nobs * n_cols**2 >= _MIN_DENSE_GRAM_WORK
+    )
+    return row_products_bytes(nobs, n_cols) + (8 * nobs * n_cols if could_split else 0)
 
 
 def row_products_bytes(nobs: int, n_cols: int) -> int:

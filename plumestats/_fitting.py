@@ -125,7 +125,8 @@ def move_options(options: EMOptions) -> EMOptions:
     default reached the best-known maximum as often or more often (heart at
     K = 4: 8 of 20 fits against 0) in 10 to 25% less time; the starts' runs,
     and so one-start fits, are unchanged (an earlier hand-over there lands
-    lower on pima)."""
+    lower on pima), as are the label-flip runs started from the moves (not
+    measured with it)."""
     return replace(options, em_tol=max(options.em_tol, MOVE_EM_TOL))
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 
-from ._design import row_products_bytes
+from ._design import kept_bytes
 from ._objectives import slab_rows
 
 __all__ = ["MEMORY_LIMIT_VARIABLE", "check_fit_memory", "check_parameter_count"]
@@ -81,11 +81,10 @@ def fit_peak_bytes(
     pass of the iterations (one slab's standardised rows, with the centres
     and scales tiled to its shape, and its per-row arrays,
     :func:`~plumestats._objectives.slab_rows`); and the dense ``(K p, K p)``
-    matrices of the Newton steps. In memory a small dense design of one slab
-    also keeps its rows' products
-    (:func:`~plumestats._design.row_products_bytes`), and the Hessian
-    weights are one slab's too, unless ``slabs`` is false (statsmodels'
-    optimisers, which build them for every row)."""
+    matrices of the Newton steps. In memory a design of one slab also keeps
+    products for its Grams (:func:`~plumestats._design.kept_bytes`), and the
+    Hessian weights are one slab's too, unless ``slabs`` is false
+    (statsmodels' optimisers, which build them for every row)."""
     pairs = 2.25 * k * (k + 1) / 2
     per_row = 14 * k + 12
     dense = 4 * (k * n_cols) ** 2
@@ -93,7 +92,7 @@ def fit_peak_bytes(
     if block_rows is None:
         weight_rows = min(nobs, slab) if slabs else nobs
         state = nobs * (per_row + 2.5 * n_cols)
-        kept = row_products_bytes(nobs, n_cols) / 8 if nobs <= slab else 0.0
+        kept = kept_bytes(nobs, n_cols) / 8 if nobs <= slab else 0.0
         return int(8 * (state + weight_rows * pairs + dense + kept))
     block = min(block_rows, nobs)
     moments = block * 2 * n_cols

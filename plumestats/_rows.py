@@ -192,7 +192,7 @@ class InMemoryRows:
                 self.scaling.transform_exog(exog),
                 # the slabs are designs of their own (their products would
                 # add up to several times the data)
-                row_products=self._slab_rows >= self.nobs,
+                keep_products=self._slab_rows >= self.nobs,
             )
             self.exog = None
             self.moments = None

@@ -448,7 +448,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             ``L / N - alpha/2 * sum_k ||b_k||^2``, a factor's levels by their
             correlation (reference-level free); finite on separable data.
         em_tol : float, default 1e-3
-            Relative change of L below which EM hands over to Newton-Raphson on L.
+            Relative change of L where EM hands over to Newton (moves: 0.01 or more).
         newton_finish : bool, default True
             Finish with Newton-Raphson on L. With ``False`` this is plain
             (generalised) EM, stopping on a small change of L and a small gradient.

@@ -78,12 +78,23 @@ def test_grams_match_dense_by_every_path(
     if not column_loop:
         monkeypatch.setattr(design_module, "_MAX_CROSS_LOOP_COLUMNS", 0)
     _, dense, rng = split_design
-    design = DesignMatrix(dense)
+    design = DesignMatrix(dense, keep_products=True)
     weights = rng.uniform(-1, 1, (dense.shape[0], 4))
     expected = np.stack([(dense * w[:, None]).T @ dense for w in weights.T])
     got = design.grams(weights)
     assert (design._pairs is not None) == pair_list
     assert (design._cross is not None) == column_loop
+    # a slab's or a block's design keeps no copies; nor does one whose
+    # indicator columns have few rows each (the loop would not pay)
+    assert DesignMatrix(dense)._cross is None
+    few_rows = DesignMatrix(dense[:400], keep_products=True)
+    np.testing.assert_allclose(
+        few_rows.grams(weights[:400]),
+        np.stack([(dense[:400] * w[:, None]).T @ dense[:400] for w in weights[:400].T]),
+        rtol=1e-11,
+        atol=1e-9,
+    )
+    assert few_rows._cross is None
     np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-9)
     np.testing.assert_allclose(got, got.transpose(0, 2, 1), rtol=1e-13, atol=1e-12)
     np.testing.assert_allclose(design.gram(weights[:, 2]), expected[2], rtol=1e-11)
@@ -117,11 +128,11 @@ def test_small_dense_grams_from_row_products_equal_the_plain_product(p):
     rng = np.random.default_rng(6)
     values = rng.standard_normal((300, p))
     weights = rng.uniform(-1, 1, (300, 3))
-    design = DesignMatrix(values, split=False, row_products=True)
+    design = DesignMatrix(values, split=False, keep_products=True)
     expected = np.stack([(values * w[:, None]).T @ values for w in weights.T])
     np.testing.assert_allclose(design.grams(weights), expected, rtol=1e-11, atol=1e-11)
     assert (design._outer is not None) == (p <= 24)
-    empty = DesignMatrix(np.empty((0, p)), row_products=True)
+    empty = DesignMatrix(np.empty((0, p)), keep_products=True)
     assert empty.grams(np.empty((0, 2))).shape == (2, p, p)
     assert DesignMatrix(values)._outer is None  # only when asked
 

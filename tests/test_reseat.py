@@ -120,7 +120,7 @@ def test_reseat_never_lowers_the_objective():
         improved += best > restarts_best + 1e-6
         # the estimates are those of the best run, whichever kind it was
         # (the penalty-path move's too, kept when it ends higher: seed 3)
-        best = max(best, *retvals["path_llf"])
+        best = max([best, *retvals["path_llf"]])
         penalty = 0.5 * 500 * 1e-3 * _standardised_slopes_norm2(reseated)
         assert reseated.llf - penalty == pytest.approx(best, rel=1e-7)
         # every move but the last raised the objective
