@@ -130,7 +130,7 @@ def move_options(options: EMOptions) -> EMOptions:
     return replace(options, em_tol=max(options.em_tol, MOVE_EM_TOL))
 
 
-def _path_moves(plume: Problem, start, current, options, mstep: str) -> list:
+def _path_moves(plume: Problem, start, current, options, mstep, disp) -> list:
     """The penalty-path move: the EM run at the fit's penalty from the
     maximum at :data:`PATH_ALPHA` that ``start`` leads to (a continuation in
     the penalty). On heart at K = 3 it reached the best-known maximum from
@@ -143,16 +143,24 @@ def _path_moves(plume: Problem, start, current, options, mstep: str) -> list:
     there is no finite maximum to look for."""
     if not 0.0 < plume.spec.alpha < PATH_ALPHA or current.separated:
         return []
-    return [run_em(plume, _shrunk(plume, start, options, mstep), options, mstep)]
+    shrunk = _shrunk(plume, start, options, mstep, disp)
+    return [run_em(plume, shrunk, options, mstep)]
 
 
-def _shrunk(plume: Problem, start, options, mstep: str) -> np.ndarray:
+def _shrunk(plume: Problem, start, options, mstep: str, disp: bool) -> np.ndarray:
     """The maximum at :data:`PATH_ALPHA` that EM reaches from ``start`` (its
-    problem, with its own row caches, is gone before the next run)."""
+    problem, with its own row caches, is gone before the next run). With
+    ``disp`` a line says where it ended: its iterations, printed before the
+    move's own, maximise another objective."""
     strong = _penalised(plume.source, plume.spec, plume.metrics, PATH_ALPHA)
-    shrunk = run_em(strong, start, options, mstep).params
+    trace = run_em(strong, start, options, mstep)
     plume.passes += strong.passes  # the fit's passes over the data, all runs
-    return shrunk
+    if disp:
+        print(
+            f"Penalty-path move, its start at alpha = {PATH_ALPHA:g}: objective "
+            f"= {trace.objective:.10g} ({trace.message})"
+        )
+    return trace.params
 
 
 def _plume_stage(problem: Problem) -> Problem:
@@ -328,7 +336,8 @@ def em_runs(
         reseats = reseat_faces(plume, sample, best, moves, mstep, reseat)
         _report(disp, "Re-seating move", reseats)
         progress.set_stage("penalty path")
-        paths = _path_moves(plume, starts[0], kept_run(best, reseats), moves, mstep)
+        current = kept_run(best, reseats)
+        paths = _path_moves(plume, starts[0], current, moves, mstep, disp)
         _report(disp, "Penalty-path move", paths)
     if plume is problem:
         return problem, scaling, traces, reseats, paths

@@ -40,6 +40,9 @@ __all__ = ["profile_intervals"]
 _MAX_WIDTHS = 2.0**12
 _INNER_STEPS = 200
 _INNER_TOL = 1e-10
+# a maximisation out of steps warns if as many more steps at its last gain
+# would raise the profile by this much (the cut-off is about 1.92)
+_UNFINISHED_GAIN = 1e-4
 _ROOT_XTOL = 1e-10
 # a profile this much (relative) above the fit's log-likelihood found a
 # better maximum: the fit is not the MLE, and its intervals would mislead
@@ -223,8 +226,30 @@ class _Profile:
             gain, loglike = new_loglike - loglike, new_loglike
             if moved <= _INNER_TOL or gain <= _INNER_TOL**2:
                 break
+        else:
+            # a crawl whose steps gain next to nothing leaves the profile
+            # where it is for the root search (a slow ridge at K = 2 with a
+            # column shifted by 1000: 3e-9 a step after 200 steps)
+            if gain * _INNER_STEPS > _UNFINISHED_GAIN:
+                self._stopped_short(value)
         self.solved[float(value)] = self._user(value, free)
         return loglike
+
+    def _stopped_short(self, value: float) -> None:
+        """Warn (once per parameter) that a maximisation used all its steps
+        still gaining: the profile there may be below its maximum, which
+        moves the endpoint inwards (an interval too short)."""
+        if getattr(self, "_warned", False):
+            return
+        self._warned = True
+        warnings.warn(
+            f"profiling {self.name}: the maximisation over the other parameters "
+            f"at {value:.6g} stopped after {_INNER_STEPS} Newton steps without "
+            "converging, so the interval may be too short; compare "
+            "method='wald' or method='bootstrap'",
+            ConvergenceWarning,
+            stacklevel=caller_stacklevel(),
+        )
 
     def _user(self, value: float, free: np.ndarray) -> np.ndarray:
         """The user's parameters with parameter ``index`` at ``value`` and the

@@ -66,6 +66,21 @@ def test_k1_equals_the_glm_profile(k1):
     assert_allclose(profile.to_numpy(), wald.to_numpy(), atol=0.1)
 
 
+def test_a_maximisation_that_runs_out_of_steps_warns_once(k1, monkeypatch):
+    # one Newton step per maximisation cannot converge away from the
+    # estimate: the interval may then be too short, and the user is told
+    # (once per parameter, not at every step of the root search)
+    import plumestats._profile as profile_module
+
+    _, res = k1
+    monkeypatch.setattr(profile_module, "_INNER_STEPS", 1)
+    with pytest.warns(ConvergenceWarning, match="stopped after 1 Newton steps") as got:
+        res.conf_int(method="profile")
+    # once per parameter (each of the 4 stops short), not at every step of
+    # the root search
+    assert len([w for w in got if "stopped after" in str(w.message)]) == 4
+
+
 def test_k1_level_follows_alpha(k1):
     data, res = k1
     exog = sm.add_constant(data[["x1", "x2", "x3"]].to_numpy())

@@ -197,6 +197,10 @@ def test_reseat_prints_its_moves(capsys):
     out = capsys.readouterr().out
     assert "Re-seating move 1: objective = " in out
     assert "Re-seating move 2: objective = " in out
+    # the penalty-path move's strong run ends on a line of its own, before
+    # the move's run (its iterations maximise another objective)
+    strong = out.index("Penalty-path move, its start at alpha = 1: objective = ")
+    assert strong < out.index("Penalty-path move 1: objective = ")
 
 
 @pytest.mark.parametrize(
