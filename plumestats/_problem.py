@@ -23,6 +23,7 @@ for the pass that chooses the standardisation.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +42,10 @@ class Point:
         self.params = params
         self.sums: dict = {}
         self.surrogates: dict = {}
-        self.anchor = None
+        # the point the score movement ("moved") was measured from, by a weak
+        # reference: a strong one would chain every iterate of a run, rows
+        # and Hessians, to the last (pima: a third slower from the memory)
+        self.anchor: weakref.ref | None = None
         self.rows = None  # on an in-memory design: the state of each slab
 
 
@@ -185,14 +189,22 @@ class Problem:
         (:meth:`_derivatives`)."""
         need = set(need)
         anchor = None
-        if not self.source.single:
+        trial = (
+            self._anchor is not None
+            and point.anchor is None
+            and self._anchor is not point
+        )
+        if self.source.single:
+            if trial:
+                # an accepted trial's L and score movement are read next: in
+                # memory a pass is cheap, but each has its fixed cost (pima:
+                # six passes an EM iteration, four after merging)
+                need |= {"L", "moved"}
+                anchor = self._anchor
+        else:
             # a pass is dear: it always brings L and the perfectly fitted rows
             need |= {"L", "n_perfect"}
-            if (
-                self._anchor is not None
-                and point.anchor is None
-                and self._anchor is not point
-            ):
+            if trial:
                 # a line-search trial: most are accepted, and the next
                 # iteration then starts with the derivatives at this point
                 need |= {"moved", *self._trial_derivatives()}
@@ -207,7 +219,7 @@ class Problem:
         if "Q" in sums:
             point.surrogates[id(base.params)] = (base.params, float(sums.pop("Q")))
         if "moved" in sums:
-            point.anchor = anchor
+            point.anchor = weakref.ref(anchor)
         point.sums.update(sums)
 
     # ------------------------------------------------ what the engine asks
@@ -245,10 +257,9 @@ class Problem:
         new iterate: the trials measure how far they move the scores from here."""
         self._anchor = point
         self._between_runs = False
-        need = {"grad"}
-        if not self.source.single:
-            need |= self._derivatives()
-        self._fill(point, need)
+        # with what the iteration reads next (the Hessian the engine asked
+        # for last, Q at the point): one pass, in memory as on blocks
+        self._fill(point, self._derivatives())
         return point.sums["grad"] - self.ridge.times(params)
 
     def _trial_derivatives(self) -> set:
@@ -260,7 +271,7 @@ class Problem:
         return self._derivatives()
 
     def _derivatives(self) -> set:
-        """What a pass over blocks computes for the next iteration: the
+        """What a pass computes for the next iteration: the
         gradient, the Hessian the engine asked for last, and for an EM step
         ``Q`` at the point's own responsibilities (where its search starts)."""
         key = self._next_hessian
@@ -292,7 +303,7 @@ class Problem:
 
     def score_change(self, old: Point, new: Point) -> float:
         """Largest change of a fitted score between two points."""
-        if new.anchor is not old:
+        if new.anchor is None or new.anchor() is not old:
             sums = self._pass(new, {"moved"}, anchor=old)
             return float(sums["moved"])
         return float(new.sums["moved"])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -153,3 +154,27 @@ def test_chunked_fit_memory_is_bounded_by_the_block():
     assert chunked < bound, (chunked, bound)
     assert chunked < in_memory / 8, (chunked, in_memory)
     assert in_memory > data_bytes  # the in-memory fit copies the design
+
+
+def test_chunked_fit_memory_does_not_grow_with_the_iterations():
+    """Each iterate remembers the point its score movement was measured from
+    by a weak reference: a strong one chained every iterate of the run, with
+    its gradient and Hessian, to the last (K = 4, p = 40, 1000-row blocks:
+    4.7 MiB after 10 iterations, 14.5 after 60)."""
+    rng = np.random.default_rng(0)
+    exog = np.column_stack([np.ones(4000), rng.standard_normal((4000, 39))])
+    endog = (exog[:, 1] + exog[:, 2] > 0) ^ (rng.random(4000) < 0.2)
+    model = ps.PolyhedralMixtureLogit(endog.astype(float), exog, k=4)
+    peaks = {}
+    for maxiter in (10, 60):
+        tracemalloc.start()
+        try:
+            with warnings.catch_warnings():
+                # stopped by maxiter, before a regular maximum
+                warnings.simplefilter("ignore")
+                res = model.fit(chunksize=1000, maxiter=maxiter, reseat=0)
+            peaks[maxiter] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert res.n_iter == maxiter
+    assert peaks[60] < 1.3 * peaks[10]
