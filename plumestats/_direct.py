@@ -189,9 +189,7 @@ def _direct_retvals(
         "steps": [],
         "n_em_steps": 0,
         "n_newton_steps": 0,
-        "max_abs_score": float(
-            np.max(np.abs(problem.gradient(internal, problem.terms(internal))))
-        ),
+        "max_abs_score": float(np.max(np.abs(problem.gradient(internal, terms)))),
         "restarts_llf": np.array([llfs[1]]),
         "restarts_converged": np.array([converged]),
         "separation": separated,

@@ -280,6 +280,8 @@ class _Run:
             return False
         if rel_change <= options.em_tol and options.newton_finish:
             self.newton_phase = True
+            # the next gradient's pass brings the Hessian of L, not of Q
+            self.problem.prefetch_hessian("hess")
         settles = not options.newton_finish or self.objective.settles_on_em_steps
         if settles and rel_change <= options.tol:
             grad = self.problem.gradient(self.params, self.terms)

@@ -8,13 +8,14 @@ perfectly fitted rows, the separation check's Grams, and at the end the
 :class:`DataSums` the results need. A point's answers are sums over the rows,
 kept on a :class:`Point` so that no question is computed twice.
 
-On a single in-memory block the point also keeps its per-row state (slab by
-slab on a large design), and each question costs only its own arithmetic. On
-blocks (``chunksize``, Dask) each question is a pass over the data, so a
-pass computes what the engine will ask for next as well (``L`` and ``Q``
-together at a line-search trial; the gradient with the Hessian it will be
-asked for, guessed from the last one requested, at the iterate and at every
-line-search trial, which becomes the next iterate when it is accepted): an
+A pass computes what the engine will ask for next as well: the gradient with
+the Hessian it will be asked for (the one requested last, or the one
+:meth:`Problem.prefetch_hessian` names) and, at a line-search trial, ``L``
+and the movement of the scores with ``Q``. On a single in-memory block the
+point also keeps its per-row state (slab by slab on a large design), and a
+pass costs its arithmetic and a few microseconds. On blocks (``chunksize``,
+Dask) each pass reads the data, so it also brings the derivatives at every
+line-search trial, which becomes the next iterate when it is accepted: an
 iteration costs about one pass per trial.
 Memory beyond the data is then ``O(slab * (p + K^2) + (K p)^2)`` for the
 iterations by blocks (a Dask partition is one slab), and ``O(block * p)``
@@ -112,8 +113,8 @@ class Problem:
         return None if self.damping is None else self.damping.leading(leading)
 
     def prefetch_hessian(self, key: str | None) -> None:
-        """What a pass over blocks computes with the next gradient: the
-        Hessian ``key`` names (``"qhess"`` or ``"hess"``); none (``None``:
+        """What a pass computes with the next gradient: the Hessian ``key``
+        names (``"qhess"`` or ``"hess"``); none (``None``:
         the M-steps without one, which start from ``Q``); or, with
         ``"end"``, none and no ``Q`` either (the next accepted trial ends the
         run, and only its gradient is read)."""
@@ -183,10 +184,10 @@ class Problem:
         return point.rows[index]
 
     def _fill(self, point: Point, need: set, base: Point | None = None) -> None:
-        """One pass for what ``point`` lacks of ``need``; on blocks, plus what
-        the engine will ask next: ``L`` always and, at a line-search trial, the
-        score movement from the iterate and the next iteration's derivatives
-        (:meth:`_derivatives`)."""
+        """One pass for what ``point`` lacks of ``need``, plus what the engine
+        will ask next: at a line-search trial ``L`` and the score movement from
+        the iterate; on blocks ``L`` always and, at a trial, the next
+        iteration's derivatives (:meth:`_derivatives`)."""
         need = set(need)
         anchor = None
         trial = (
@@ -195,7 +196,7 @@ class Problem:
             and self._anchor is not point
         )
         if self.source.single:
-            if trial:
+            if trial and self._trial_is_next():
                 # an accepted trial's L and score movement are read next: in
                 # memory a pass is cheap, but each has its fixed cost (pima:
                 # six passes an EM iteration, four after merging)
@@ -262,13 +263,15 @@ class Problem:
         self._fill(point, self._derivatives())
         return point.sums["grad"] - self.ridge.times(params)
 
+    def _trial_is_next(self) -> bool:
+        """Whether an accepted trial is the next iterate: not for an EM step
+        with label flips, whose next iterate also moves the flip rate (what a
+        pass brings at its trials would go unused)."""
+        return not (self.spec.flips and self._next_hessian not in ("hess", "end"))
+
     def _trial_derivatives(self) -> set:
-        """:meth:`_derivatives` where an accepted trial is the next iterate;
-        none for an EM step with label flips, whose next iterate also moves
-        the flip rate (its trials' derivatives would go unused)."""
-        if self.spec.flips and self._next_hessian not in ("hess", "end"):
-            return set()
-        return self._derivatives()
+        """:meth:`_derivatives` where an accepted trial is the next iterate."""
+        return self._derivatives() if self._trial_is_next() else set()
 
     def _derivatives(self) -> set:
         """What a pass computes for the next iteration: the

@@ -158,6 +158,7 @@ class _Profile:
         self.basis = to_user @ eliminate
         # the maximiser at every b profiled so far: warm starts for the next
         self.solved: dict[float, np.ndarray] = {float(estimate[index]): estimate}
+        self._warned = False  # that a maximisation stopped short
 
     def __call__(self, value: float) -> float:
         profiled = self.maximise(value)
@@ -239,7 +240,7 @@ class _Profile:
         """Warn (once per parameter) that a maximisation used all its steps
         still gaining: the profile there may be below its maximum, which
         moves the endpoint inwards (an interval too short)."""
-        if getattr(self, "_warned", False):
+        if self._warned:
             return
         self._warned = True
         warnings.warn(
