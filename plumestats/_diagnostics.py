@@ -359,13 +359,17 @@ def _separation_message(nobs: float, n_perfect: int, alpha: float) -> str:
 
 def caller_stacklevel() -> int:
     """The ``stacklevel`` of a warning issued by the calling function that
-    points at the first frame outside plumestats (the user's line)."""
+    points at the first frame outside plumestats (the user's line), past
+    statsmodels' results wrapper too (``results.conf_int()`` calls through
+    it)."""
     frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(
-        "plumestats"
-    ):
+    while frame is not None and _inside(frame.f_globals.get("__name__", "")):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _inside(module: str) -> bool:
+    return module.startswith("plumestats") or module == "statsmodels.base.wrapper"
 
 
 def warn_at_caller(function, *args, **kwargs):

@@ -78,7 +78,10 @@ def test_a_maximisation_that_runs_out_of_steps_warns_once(k1, monkeypatch):
         res.conf_int(method="profile")
     # once per parameter (each of the 4 stops short), not at every step of
     # the root search
-    assert len([w for w in got if "stopped after" in str(w.message)]) == 4
+    stopped = [w for w in got if "stopped after" in str(w.message)]
+    assert len(stopped) == 4
+    # at the caller's line, past statsmodels' results wrapper
+    assert {w.filename for w in stopped} == {__file__}
 
 
 def test_k1_level_follows_alpha(k1):
