@@ -414,3 +414,24 @@ def test_few_positive_weights_among_many_rows_start_from_them(seed):
         reference = alone.fit(random_state=seed)
     for res in fits:
         assert res.llf == pytest.approx(reference.llf, rel=1e-8)
+
+
+@pytest.mark.parametrize("kind", ["none", "real", "counts with zeros"])
+def test_weighted_table_counts_as_numpy_s_histogram(kind):
+    # the confusion counts (pred_table, the summary) against np.histogram2d's
+    from plumestats._weights import weighted_table
+
+    rng = np.random.default_rng(3)
+    observed = (rng.random(500) < 0.4).astype(float)
+    predicted = rng.random(500) < 0.5
+    weights = {
+        "none": None,
+        "real": rng.random(500),
+        "counts with zeros": np.where(rng.random(500) < 0.3, 0.0, 2.0),
+    }[kind]
+    expected = np.histogram2d(
+        observed, predicted.astype(float), bins=[0, 0.5, 1], weights=weights
+    )[0]
+    got = weighted_table(observed, predicted, weights)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
