@@ -38,7 +38,6 @@ __all__ = [
     "as_design",
     "dense_grams",
     "kept_bytes",
-    "row_products_bytes",
     "upper_pairs",
 ]
 
@@ -106,8 +105,7 @@ class DesignMatrix:
     ):
         self.values = np.asarray(values, dtype=float)
         self._sparse = None
-        # not built yet (False), or never (None)
-        self._keep = keep_products
+        # the kept copies: not built yet (False), or never (None)
         self._outer: np.ndarray | bool | None = False if keep_products else None
         if not split or self._cannot_split():
             return

@@ -270,10 +270,8 @@ class PlumeObjective:
             resp = w(rows.resp)
             # all 2 K Grams in one call (one pass over a dense design's rows)
             grams = design.grams(np.hstack([resp, resp * perfect[:, None]]))
-            out["resp_gram"], out["resp_gram_perfect"] = (
-                grams[: self.k],
-                grams[self.k :],
-            )
+            out["resp_gram"] = grams[: self.k]
+            out["resp_gram_perfect"] = grams[self.k :]
         if "max_abs_move" in need:
             moves = design @ direction[: self.k * design.shape[1]].reshape(self.k, -1).T
             out["max_abs_move"] = _max_abs(moves)

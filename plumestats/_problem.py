@@ -199,7 +199,7 @@ class Problem:
             if trial and self._trial_is_next():
                 # an accepted trial's L and score movement are read next: in
                 # memory a pass is cheap, but each has its fixed cost (pima:
-                # six passes an EM iteration, four after merging)
+                # two passes an EM iteration with the gradient's, six before)
                 need |= {"L", "moved"}
                 anchor = self._anchor
         else:
