@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import stats
 from scipy.optimize import linear_sum_assignment
 
+from ._em import EMOptions
 from ._inference import check_alpha
 from ._parallel import check_progress, effective_n_jobs, progress_bar, run_seeded
 from ._penalty import model_terms, with_terms
@@ -181,6 +182,8 @@ class RefitSpec:
                 "maxiter": settings["maxiter"],
                 "tol": settings["tol"],
                 "em_tol": settings["em_tol"],
+                # (absent from results pickled before it existed: the default)
+                "em_overrelax": settings.get("em_overrelax", EMOptions.overrelax),
                 "mstep": settings["mstep"] or "newton",
                 "newton_finish": settings.get("newton_finish", True),
             },

@@ -8,7 +8,11 @@ that is given (the standardised design). One iteration is one of
   from the current parameters (E-step), then one ascent step on the concave
   surrogate ``Q`` by the chosen solver (damped Newton, gradient or BFGS), with
   Armijo backtracking (M-step). Raising ``Q`` raises ``L``, so this is a
-  generalised EM and ``L`` never decreases. For a gate whose surrogate is no
+  generalised EM and ``L`` never decreases. The step is **over-relaxed**
+  (Salakhutdinov and Roweis 2003): after an EM step, the next one is also
+  tried ``eta`` times as long, and kept when it raises ``L`` more;
+  ``eta`` grows by ``overrelax`` while that works and falls back to 1 when
+  it does not. For a gate whose surrogate is no
   minorizer (the hard gate) the search is on ``L``; with label flips the flip
   rate is updated in closed form first;
 * a **Newton-Raphson step on L** itself, once EM has reached the basin of a
@@ -49,6 +53,10 @@ _FLAT_CURVATURE = 1e-8
 # flat direction leads to infinity rather than to a nearby maximum.
 _SEPARATING_STEP = 0.25
 _DIVERGENCE_WINDOW = 10
+# The longest over-relaxed EM step, in plain EM steps: EM crawls along a ridge
+# at most a few dozen steps long, and a longer extrapolation only risks scores
+# beyond a double's range.
+_MAX_OVERRELAX = 64.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,8 @@ class EMOptions:
     em_tol: float = 1e-3
     gtol: float = 1e-6
     newton_finish: bool = True
+    # the growth of the over-relaxation of EM steps (1: plain EM steps)
+    overrelax: float = 2.0
     # after each iteration: (iteration, objective, step kind, parameters)
     callback: Callable[[int, float, str, np.ndarray], None] | None = None
     # keep the parameters after every iteration (statsmodels' retall)
@@ -112,6 +122,7 @@ class _Run:
         self.history = [self.value]
         self.moves: list[float] = []
         self.newton_memory: dict = {}
+        self.eta = 1.0  # the over-relaxation of the next EM step
         self.reopened = False
         self.steps: list[str] = []
         self.newton_phase = False
@@ -237,6 +248,8 @@ class _Run:
 
     def accept(self, outcome, kind: str, grad) -> bool:
         """Move to the outcome's point, then test the stopping rules."""
+        if kind == "em":
+            outcome = self.overrelaxed(outcome)
         new_params, new_terms, full_newton, direction = outcome
         new_value = self.problem.objective_value(new_params, new_terms)
         if new_value < self.value or np.array_equal(new_params, self.params):
@@ -253,6 +266,30 @@ class _Run:
         self.params, self.terms, self.value = new_params, new_terms, new_value
         self.record(kind)
         return self.stopping_rules(kind, rel_change, full_newton, direction)
+
+    def overrelaxed(self, outcome):
+        """The EM step ``outcome`` or, when it raises ``L`` more, the same step
+        ``eta`` times as long (adaptive over-relaxation, Salakhutdinov and
+        Roweis 2003). Where EM crawls along a ridge its steps keep their
+        direction, and the longer step follows it at the cost of one more
+        evaluation of ``L``: pima at K = 2 took 42 iterations (29 EM steps)
+        before, 18 with it. A gate whose surrogate is no minorizer (the hard
+        gate) and the label-flip runs (whose EM step also moves the flip rate)
+        take plain EM steps, as do runs with ``overrelax`` 1."""
+        growth = self.options.overrelax
+        if growth <= 1.0 or not self.problem.gate.minorizes or self.problem.spec.flips:
+            return outcome
+        eta, self.eta = self.eta, min(self.eta * growth, _MAX_OVERRELAX)
+        if eta == 1.0:
+            return outcome
+        new_params, new_terms, full_newton, direction = outcome
+        plain = self.problem.objective_value(new_params, new_terms)
+        longer = self.params + eta * (new_params - self.params)
+        value, terms = self.evaluate(longer)
+        if value > plain:  # False for NaN: the plain step
+            return longer, terms, full_newton, direction
+        self.eta = 1.0
+        return outcome
 
     def stopping_rules(self, kind, rel_change, full_newton, direction) -> bool:
         options = self.options

@@ -96,6 +96,7 @@ def fit_model(
     random_state,
     alpha: float,
     em_tol: float,
+    em_overrelax: float,
     newton_finish: bool,
     disp: bool,
     callback,
@@ -109,12 +110,10 @@ def fit_model(
     progress: bool,
     **kwargs,
 ):
-    """:meth:`PolyhedralMixtureLogit.fit` for ``model`` (whose signature holds
-    the defaults and whose docstring says what the options mean): the options
-    checked, the runs (EM from the starts, or one of statsmodels'
-    optimisers), then the results from one pass over the rows. statsmodels'
-    ``warn_convergence`` is taken, and ``skip_hessian`` (the covariance always
-    needs the Hessian)."""
+    """:meth:`PolyhedralMixtureLogit.fit` for ``model`` (its signature and
+    docstring hold the defaults and meanings): the options checked, the runs
+    (EM from the starts, or a statsmodels optimiser), then the results from
+    one pass. statsmodels' ``warn_convergence`` and ``skip_hessian`` are taken."""
     warn_convergence = _statsmodels_switches(kwargs)
     reseat = _moves_asked(model, start_params, reseat)
     alpha, maxiter, n_init, reseat = check_fit_options(
@@ -142,21 +141,16 @@ def fit_model(
         "retall": retall,
         "progress": reporter,
     }
+    # EM's own options, by the names of fit's keywords
+    em = {"tol": tol, "em_tol": em_tol, "em_overrelax": em_overrelax}
+    em.update(newton_finish=newton_finish, mstep=mstep, n_init=n_init)
     if method == "em":
-        em = {"tol": tol, "em_tol": em_tol, "newton_finish": newton_finish}
-        em.update(mstep=mstep, n_init=n_init, alpha=alpha, chunksize=chunksize)
+        em.update(alpha=alpha, chunksize=chunksize)
         problem, scaling, internal, retvals, optimizer, n_runs = _run_em(
             model, shared, em, disp=disp, callback=callback, reseat=reseat, **kwargs
         )
     else:
-        _refuse_em_options(
-            method,
-            n_init=n_init,
-            mstep=mstep,
-            em_tol=em_tol,
-            tol=tol,
-            newton_finish=newton_finish,
-        )
+        _refuse_em_options(method, **em)
         if method == "newton":  # statsmodels' newton stops on tol too
             kwargs["tol"] = check_positive_float(tol, "tol")
         problem, scaling, internal, retvals, optimizer, n_runs = _run_direct(
@@ -174,6 +168,7 @@ def fit_model(
         "maxiter": maxiter,
         "tol": tol,
         "em_tol": em_tol,
+        "em_overrelax": em_overrelax,
         "newton_finish": bool(newton_finish),
         "chunksize": chunksize,
         "reseat": reseat,
@@ -221,6 +216,7 @@ def _moves_asked(model, start_params, reseat):
 _EM_DEFAULTS = {
     "n_init": 1,
     "mstep": "newton",
+    "em_overrelax": EMOptions.overrelax,
     **{name: getattr(EMOptions, name) for name in ("em_tol", "tol", "newton_finish")},
 }
 
@@ -252,6 +248,7 @@ def _run_em(model, shared: dict, em: dict, *, disp, callback, reseat, **kwargs):
         maxiter=shared["maxiter"],
         tol=check_positive_float(em["tol"], "tol"),
         em_tol=check_positive_float(em["em_tol"], "em_tol"),
+        overrelax=_check_overrelax(em["em_overrelax"]),
         newton_finish=bool(em["newton_finish"]),
         callback=reporter.callback(printer() if disp else None),
         retall=shared["retall"],
@@ -275,6 +272,16 @@ def _run_em(model, shared: dict, em: dict, *, disp, callback, reseat, **kwargs):
     flips = ", label flips" if model.spec.flips else ""
     optimizer = f"EM ({em['mstep']} M-step){flips}"
     return problem, scaling, internal, retvals, optimizer, len(runs)
+
+
+def _check_overrelax(value) -> float:
+    """``em_overrelax``: a finite number of at least 1."""
+    value = check_positive_float(value, "em_overrelax")
+    if value < 1.0:
+        raise ValueError(
+            f"em_overrelax must be at least 1 (1: plain EM steps), got {value}"
+        )
+    return value
 
 
 def _run_direct(model, shared: dict, method: str, alpha: float, **options):

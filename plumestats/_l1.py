@@ -211,6 +211,7 @@ def fit_l1(
         "maxiter": maxiter,
         "tol": None,
         "em_tol": None,
+        "em_overrelax": None,
         "newton_finish": False,
         "chunksize": None,
         "reseat": 0,

@@ -373,6 +373,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         random_state=None,
         alpha: float = 0.0,
         em_tol: float = 1e-3,
+        em_overrelax: float = 2.0,
         newton_finish: bool = True,
         cov_type: str = "nonrobust",
         cov_kwds: dict | None = None,
@@ -412,11 +413,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             the same clustering by direction from the inside class's mean, a
             perturbed logistic fit, or standard normal weights on the
             standardised features; ``"mixed"`` cycles the restarts through
-            ``"kmeans"``, ``"directions"`` and ``"logit"``. With several
-            restarts (``n_init``) the default reseeded k-means did as well as
-            the others on average (docs/benchmarks/learned.md, "Restart
-            strategies"); a second kind of start is a check on a fit with many
-            faces.
+            ``"kmeans"``, ``"directions"`` and ``"logit"`` (k-means did as well
+            as the others: docs/benchmarks/learned.md, "Restart strategies").
         n_init : int, default 1
             Number of EM runs from different starts; the best objective is kept
             and every run's final value is in ``mle_retvals["restarts_llf"]``.
@@ -449,6 +447,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             correlation (reference-level free); finite on separable data.
         em_tol : float, default 1e-3
             Relative change of L where EM hands over to Newton (moves: 0.01 or more).
+        em_overrelax : float, default 2
+            Growth of the over-relaxed EM steps: each is also tried ``eta`` times
+            as long, ``eta`` growing while that raises L more. 1: plain EM steps.
         newton_finish : bool, default True
             Finish with Newton-Raphson on L. With ``False`` this is plain
             (generalised) EM, stopping on a small change of L and a small gradient.
@@ -484,16 +485,14 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             blocks of about 32 MB), so that the fit's memory beyond the data is
             ``O(chunksize * p + slab * K^2 + (K p)^2)``, not a standardised
             copy of the design and ``(nobs, K)`` arrays at each point. Estimates
-            equal to rounding. What the results take from the data is summed
-            by blocks too, at the fit (``llf``, the ``HC0`` meat, the
-            diagnostics, the largest row norm of the Rademacher bound) and on
-            request (``pred_table``), and the results keep ``chunksize``.
-            Quantities that are per observation by nature (``predict()``,
-            ``loglikeobs``, ``score_obs``, ``responsibilities()``,
-            ``get_margeff(at="all")``) are still ``nobs`` long, computed only
-            when asked for. For a model on Dask
-            collections the blocks are its partitions and ``chunksize`` must be
-            left out. See the user guide's page on large data.
+            equal to rounding. The results' sums over the data are taken by
+            blocks too (``llf``, the ``HC0`` meat, the diagnostics, the
+            Rademacher bound's row norm; ``pred_table`` on request); what is
+            per observation by nature (``predict()``, ``loglikeobs``,
+            ``score_obs``, ``responsibilities()``, ``get_margeff(at="all")``)
+            is ``nobs`` long, computed when asked for. On Dask collections the
+            blocks are the partitions (leave ``chunksize`` out). See the user
+            guide's page on large data.
         full_output : bool, default True
             Keep the per-iteration records in ``mle_retvals``
             (``llf_history``, ``steps``, every restart's history). ``False``
@@ -536,6 +535,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             random_state=random_state,
             alpha=alpha,
             em_tol=em_tol,
+            em_overrelax=em_overrelax,
             newton_finish=newton_finish,
             disp=disp,
             callback=callback,

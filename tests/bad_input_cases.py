@@ -771,6 +771,13 @@ FIT_REFUSALS = [
     ("tol=0", {"tol": 0}, ValueError, "tol must be a finite number > 0"),
     ("tol=nan", {"tol": float("nan")}, ValueError, "tol must be a finite number"),
     ("em_tol=-1", {"em_tol": -1}, ValueError, "em_tol must be a finite number > 0"),
+    ("em_overrelax=0.5", {"em_overrelax": 0.5}, ValueError, "at least 1"),
+    (
+        "em_overrelax=inf",
+        {"em_overrelax": float("inf")},
+        ValueError,
+        "em_overrelax must be a finite number",
+    ),
     ("alpha=-1", {"alpha": -1}, ValueError, "alpha must be a finite number >= 0"),
     ("alpha=nan", {"alpha": float("nan")}, ValueError, "alpha must be a finite number"),
     ("alpha as text", {"alpha": "1e-3"}, ValueError, "alpha must be a finite number"),

@@ -350,7 +350,13 @@ def test_optimiser_retvals_follow_the_faces_order(simulated):
 
 @pytest.mark.parametrize(
     "options",
-    [{"n_init": 3}, {"mstep": "gradient"}, {"em_tol": 0.5}, {"newton_finish": False}],
+    [
+        {"n_init": 3},
+        {"mstep": "gradient"},
+        {"em_tol": 0.5},
+        {"em_overrelax": 1.0},
+        {"newton_finish": False},
+    ],
 )
 def test_direct_methods_refuse_em_options(simulated, options):
     """They were accepted, ignored, and written into mle_settings."""

@@ -244,3 +244,46 @@ def test_directions_are_unit_vectors_from_the_inside_mean():
     outside = np.array([[1.0, 3.0], [4.0, 0.0], [1.0, 0.0]])
     directions = _directions(outside, inside)
     np.testing.assert_allclose(directions, [[0, 1], [1, 0], [0, 0]], atol=1e-15)
+
+
+def test_overrelaxed_em_reaches_plain_ems_maximum_in_fewer_steps(pima):
+    """Over-relaxation changes the path, not the maximum where EM's path leads:
+    on pima at K = 2 with a penalty (every start reaches the same maximum,
+    docs/benchmarks/maxima) and on a simulated polyhedron."""
+    simulated, _ = ps.simulate_polyhedron(800, d=3, k=3, noise=0.05, random_state=7)
+    formula = "diabetes ~ " + " + ".join(pima.columns[:-1])
+    models = [
+        ps.plume(formula, pima, k=2),
+        ps.plume("y ~ x1 + x2 + x3", simulated, k=2),
+    ]
+    for model in models:
+        plain = model.fit(alpha=1e-3, reseat=0, em_overrelax=1)
+        relaxed = model.fit(alpha=1e-3, reseat=0)
+        assert relaxed.mle_settings["em_overrelax"] == 2.0
+        assert relaxed.converged and plain.converged
+        assert relaxed.llf == pytest.approx(plain.llf, rel=1e-12)
+        np.testing.assert_allclose(relaxed.params, plain.params, rtol=1e-7, atol=1e-9)
+        n_em = [res.mle_retvals["steps"].count("em") for res in (plain, relaxed)]
+        assert n_em[1] < n_em[0]
+
+
+@pytest.mark.parametrize("build", [ps.spla1, ps.plume_flip])
+def test_the_hard_gate_and_label_flips_take_plain_em_steps(build):
+    """Their EM steps are not over-relaxed (the hard gate's search is on a
+    kinked L; a label-flip step also moves the flip rate): the same run bit
+    for bit whatever ``em_overrelax`` (a label-flip fit from its own start
+    values, as its PLUME stage is over-relaxed: its maximum with the faces
+    shrunk, where over-relaxed steps would take 5 EM steps, not 8)."""
+    data, _ = ps.simulate_polyhedron(600, d=2, k=2, noise=0.1, random_state=4)
+    model = build("y ~ x1 + x2", data, k=2)
+    start = None
+    if model.spec.flips:
+        start = _fit_quietly(model, alpha=1e-2).params
+        start.iloc[:-1] *= 0.3
+    fits = [
+        _fit_quietly(model, start_params=start, alpha=1e-2, em_overrelax=growth)
+        for growth in (1.0, 2.0, 4.0)
+    ]
+    for res in fits[1:]:
+        np.testing.assert_array_equal(res.params, fits[0].params)
+        assert res.mle_retvals["steps"] == fits[0].mle_retvals["steps"]
