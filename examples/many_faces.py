@@ -3,7 +3,7 @@
 Run with ``python examples/many_faces.py``. No download needed: 12,000 points
 labelled by a polytope with six faces in five dimensions (the polyhedral
 benchmark's d = 5, K = 6 setting, seed 2); the first 2,000 train, the rest
-test. Two k-means starts without re-seating moves (``reseat=0``) both end at
+test. Three k-means starts without re-seating moves (``reseat=0``) all end at
 the same local maximum: one face owns none of the outside class, and one true
 face is missed. ``face_shares()`` shows the idle face; ``fit(reseat=6)``
 moves it onto the missed points and recovers every face (the default, three
@@ -31,13 +31,13 @@ def main(seed: int = 2) -> None:
     data, truth = ps.simulate_polyhedron(12000, d=5, k=6, random_state=seed)
     train, test = data.iloc[:2000], data.iloc[2000:]
     model = ps.plume("y ~ x1 + x2 + x3 + x4 + x5", train, k=6)
-    stuck = model.fit(alpha=1e-5, n_init=2, random_state=seed, reseat=0)
-    print("two k-means starts, no moves; the observations each face owns:")
+    stuck = model.fit(alpha=1e-5, n_init=3, random_state=seed, reseat=0)
+    print("three k-means starts, no moves; the observations each face owns:")
     print(stuck.face_shares().round(3))
     idle = stuck.face_shares().query("n_0 == 0").index.tolist()
     print(f"idle: {idle} owns no point of the outside class (y = 0)")
 
-    moved = model.fit(alpha=1e-5, n_init=2, random_state=seed, reseat=6)
+    moved = model.fit(alpha=1e-5, n_init=3, random_state=seed, reseat=6)
     per_obs = len(train)
     print("\npenalised objective per observation")
     print(f"  restarts      {stuck.mle_retvals['restarts_llf'].max() / per_obs:.5f}")

@@ -8,11 +8,11 @@ that is given (the standardised design). One iteration is one of
   from the current parameters (E-step), then one ascent step on the concave
   surrogate ``Q`` by the chosen solver (damped Newton, gradient or BFGS), with
   Armijo backtracking (M-step). Raising ``Q`` raises ``L``, so this is a
-  generalised EM and ``L`` never decreases. The step is **over-relaxed**
-  (Salakhutdinov and Roweis 2003): after an EM step, the next one is also
-  tried ``eta`` times as long, and kept when it raises ``L`` more;
-  ``eta`` grows by ``overrelax`` while that works and falls back to 1 when
-  it does not. For a gate whose surrogate is no
+  generalised EM and ``L`` never decreases. With ``overrelax`` above 1 the
+  step is **over-relaxed** (Salakhutdinov and Roweis 2003): after an EM
+  step, the next one is also tried ``eta`` times as long, and kept when it
+  raises ``L`` more; ``eta`` grows by ``overrelax`` while that works and
+  falls back to 1 when it does not. For a gate whose surrogate is no
   minorizer (the hard gate) the search is on ``L``; with label flips the flip
   rate is updated in closed form first;
 * a **Newton-Raphson step on L** itself, once EM has reached the basin of a
@@ -69,7 +69,7 @@ class EMOptions:
     gtol: float = 1e-6
     newton_finish: bool = True
     # the growth of the over-relaxation of EM steps (1: plain EM steps)
-    overrelax: float = 2.0
+    overrelax: float = 1.0
     # after each iteration: (iteration, objective, step kind, parameters)
     callback: Callable[[int, float, str, np.ndarray], None] | None = None
     # keep the parameters after every iteration (statsmodels' retall)
@@ -272,10 +272,11 @@ class _Run:
         ``eta`` times as long (adaptive over-relaxation, Salakhutdinov and
         Roweis 2003). Where EM crawls along a ridge its steps keep their
         direction, and the longer step follows it at the cost of one more
-        evaluation of ``L``: pima at K = 2 took 42 iterations (29 EM steps)
-        before, 18 with it. A gate whose surrogate is no minorizer (the hard
-        gate) and the label-flip runs (whose EM step also moves the flip rate)
-        take plain EM steps, as do runs with ``overrelax`` 1."""
+        evaluation of ``L``: pima at K = 2 takes 18 iterations with it, 42
+        without (docs/benchmarks/learned.md, "Over-relaxed EM steps", says
+        why it is not the default). A gate whose surrogate is no minorizer
+        (the hard gate) and the label-flip runs (whose EM step also moves the
+        flip rate) take plain EM steps, as do runs with ``overrelax`` 1."""
         growth = self.options.overrelax
         if growth <= 1.0 or not self.problem.gate.minorizes or self.problem.spec.flips:
             return outcome

@@ -373,7 +373,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         random_state=None,
         alpha: float = 0.0,
         em_tol: float = 1e-3,
-        em_overrelax: float = 2.0,
+        em_overrelax: float = 1.0,
         newton_finish: bool = True,
         cov_type: str = "nonrobust",
         cov_kwds: dict | None = None,
@@ -447,9 +447,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             correlation (reference-level free); finite on separable data.
         em_tol : float, default 1e-3
             Relative change of L where EM hands over to Newton (moves: 0.01 or more).
-        em_overrelax : float, default 2
-            Growth of the over-relaxed EM steps: each is also tried ``eta`` times
-            as long, ``eta`` growing while that raises L more. 1: plain EM steps.
+        em_overrelax : float, default 1
+            Over-relaxed EM steps at 2: each also tried ``eta`` times as long,
+            ``eta`` growing by this while that raises L more. 1: plain EM steps.
         newton_finish : bool, default True
             Finish with Newton-Raphson on L. With ``False`` this is plain
             (generalised) EM, stopping on a small change of L and a small gradient.

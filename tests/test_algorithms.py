@@ -354,7 +354,7 @@ def test_optimiser_retvals_follow_the_faces_order(simulated):
         {"n_init": 3},
         {"mstep": "gradient"},
         {"em_tol": 0.5},
-        {"em_overrelax": 1.0},
+        {"em_overrelax": 2.0},
         {"newton_finish": False},
     ],
 )

@@ -193,10 +193,9 @@ def test_replicates_refit_with_the_fits_own_finish():
     assert spec.fit_options["newton_finish"] is False
     params, problems = _refit(spec, np.arange(len(data)))
     assert problems == []
-    # plain EM stops on a small change: from its own end it moves 2e-5
-    # (relative; 7e-6 with plain EM steps, em_overrelax=1); the Newton
-    # finish goes on to the maximum, 7e-5 away
-    assert_allclose(params, fit.params, rtol=3e-5)
+    # plain EM stops on a small change: from its own end it moves a few
+    # millionths; the Newton finish went on to the maximum, 6e-5 away
+    assert_allclose(params, fit.params, rtol=2e-5)
 
 
 def test_bootstrap_bad_input(k2_fit):

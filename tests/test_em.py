@@ -257,9 +257,9 @@ def test_overrelaxed_em_reaches_plain_ems_maximum_in_fewer_steps(pima):
         ps.plume("y ~ x1 + x2 + x3", simulated, k=2),
     ]
     for model in models:
-        plain = model.fit(alpha=1e-3, reseat=0, em_overrelax=1)
-        relaxed = model.fit(alpha=1e-3, reseat=0)
-        assert relaxed.mle_settings["em_overrelax"] == 2.0
+        plain = model.fit(alpha=1e-3, reseat=0)
+        relaxed = model.fit(alpha=1e-3, reseat=0, em_overrelax=2)
+        assert plain.mle_settings["em_overrelax"] == 1.0
         assert relaxed.converged and plain.converged
         assert relaxed.llf == pytest.approx(plain.llf, rel=1e-12)
         np.testing.assert_allclose(relaxed.params, plain.params, rtol=1e-7, atol=1e-9)

@@ -89,8 +89,7 @@ def test_perfectly_fitted_rows_alone_are_no_separation():
     data["x1_copy"] = data.x1
     model = ps.plume("y ~ x1 + x2", data, k=3)
     assert model.fit().diagnostics.n_perfect > 0
-    # (over-relaxed EM steps converge within 50 iterations: 30 stop short)
-    short = {"mstep": "bfgs", "newton_finish": False, "maxiter": 30}
+    short = {"mstep": "bfgs", "newton_finish": False, "maxiter": 50}
     res, categories = _fit_warnings(model, **short)
     assert categories == [ConvergenceWarning] and not res.mle_retvals["separation"]
     with pytest.warns(CollinearityWarning):
