@@ -179,6 +179,7 @@ class FitContext:
     start_params: np.ndarray | None = None
     n_init: int = 1
     em_tol: float = EMOptions.em_tol  # the library's hand-over to Newton
+    em_overrelax: float = EMOptions.overrelax  # the library's plain EM steps
 
 
 def with_constant(design: np.ndarray) -> np.ndarray:
@@ -212,6 +213,7 @@ def fit_poly(
         mstep=context.mstep,
         random_state=context.seed,
         em_tol=context.em_tol,
+        em_overrelax=context.em_overrelax,
         # the protocol's fits make no re-seating moves (the library's default
         # since 2026-11-26 makes three): its canonical report keeps its meaning
         reseat=0,

@@ -71,6 +71,9 @@ DEFAULT_N_INIT = 3
 # inner folds: a candidate until a whole-table run confirms it
 # (docs/benchmarks/learned.md, "Warm starts and an earlier hand-over").
 DEFAULT_EM_TOL = EMOptions.em_tol
+# Over-relaxed EM steps (fit's em_overrelax): the protocol keeps the library's
+# plain steps; --em-overrelax 2 is a candidate (docs/benchmarks/table1.md).
+DEFAULT_EM_OVERRELAX = EMOptions.overrelax
 DEFAULT_INNER_MAX_ROWS = 5000
 DEFAULT_SVM_MAX_ROWS = 5000
 TIMING_REPEATS = 7
@@ -221,6 +224,13 @@ def parse_args(argv: list[str] | None, description: str) -> argparse.Namespace:
         default=DEFAULT_EM_TOL,
         help="relative change of L at which PLUME's and SPLA1's EM hands over "
         f"to Newton, in every fit (default {DEFAULT_EM_TOL:g}, the library's)",
+    )
+    parser.add_argument(
+        "--em-overrelax",
+        type=float,
+        default=DEFAULT_EM_OVERRELAX,
+        help="PLUME's over-relaxed EM steps, fit(em_overrelax=...), in every "
+        f"fit (default {DEFAULT_EM_OVERRELAX:g}, the library's plain steps)",
     )
     parser.add_argument(
         "--seed",

@@ -96,6 +96,7 @@ class RunConfig:
     warm_start: str | None
     seed: int
     em_tol: float
+    em_overrelax: float
 
     @property
     def families(self) -> list[str]:
@@ -215,6 +216,7 @@ def run_fold(task: FoldTask) -> list[dict[str, Any]]:
         seed=config.seed,
         n_init=config.n_init,
         em_tol=config.em_tol,
+        em_overrelax=config.em_overrelax,
     )
     selections = {
         family: select(
@@ -476,6 +478,7 @@ def make_config(args: argparse.Namespace) -> RunConfig:
         warm_start=args.warm_start,
         seed=args.seed,
         em_tol=args.em_tol,
+        em_overrelax=args.em_overrelax,
     )
 
 

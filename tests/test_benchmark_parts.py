@@ -150,6 +150,26 @@ def test_table1_selection_runs_with_each_warm_start(warm):
     assert selection.failures == 0
 
 
+def test_table1_fits_pass_the_em_options_on(monkeypatch):
+    """--em-tol and --em-overrelax reach every PLUME fit of the harness."""
+    fits = _table1_fits()
+    seen = []
+    original = fits.PolyhedralMixtureLogit.fit
+
+    def spy(self, *args, **kwargs):
+        seen.append((kwargs["em_tol"], kwargs["em_overrelax"]))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(fits.PolyhedralMixtureLogit, "fit", spy)
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(150, 2))
+    y = (np.min(x @ [[1.0, -1.0], [1.0, 1.0]], axis=1) > -0.3).astype(float)
+    context = fits.FitContext(n_init=1, em_tol=1e-2, em_overrelax=2.0)
+    fitted = fits.fit_poly(x, y, fits.PolySetting(2, 1e-3, 1.0, 1), context, False)
+    assert seen == [(1e-2, 2.0)] and np.isfinite(fitted.llf)
+    assert fits.FitContext().em_overrelax == 1.0  # the library's plain steps
+
+
 def test_polyhedral_oracle_refuses_the_bayes_oracle_on_noisy_labels(capsys):
     polyhedral_oracle = _benchmark_module("polyhedral_oracle")
     with pytest.raises(SystemExit):
