@@ -213,7 +213,8 @@ def fit_poly(
         mstep=context.mstep,
         random_state=context.seed,
         em_tol=context.em_tol,
-        em_overrelax=context.em_overrelax,
+        # SPLA1's EM steps are never over-relaxed (fit refuses the option)
+        em_overrelax=EMOptions.overrelax if hard else context.em_overrelax,
         # the protocol's fits make no re-seating moves (the library's default
         # since 2026-11-26 makes three): its canonical report keeps its meaning
         reseat=0,

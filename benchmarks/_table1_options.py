@@ -72,7 +72,8 @@ DEFAULT_N_INIT = 3
 # (docs/benchmarks/learned.md, "Warm starts and an earlier hand-over").
 DEFAULT_EM_TOL = EMOptions.em_tol
 # Over-relaxed EM steps (fit's em_overrelax): the protocol keeps the library's
-# plain steps; --em-overrelax 2 is a candidate (docs/benchmarks/table1.md).
+# plain steps; --em-overrelax 2 saved 7% of the selection on one repeat of the
+# four small datasets, not adopted (docs/benchmarks/table1.md).
 DEFAULT_EM_OVERRELAX = EMOptions.overrelax
 DEFAULT_INNER_MAX_ROWS = 5000
 DEFAULT_SVM_MAX_ROWS = 5000
@@ -230,7 +231,8 @@ def parse_args(argv: list[str] | None, description: str) -> argparse.Namespace:
         type=float,
         default=DEFAULT_EM_OVERRELAX,
         help="PLUME's over-relaxed EM steps, fit(em_overrelax=...), in every "
-        f"fit (default {DEFAULT_EM_OVERRELAX:g}, the library's plain steps)",
+        "selection and final fit (not SPLA1's, nor the timing pass's; default "
+        f"{DEFAULT_EM_OVERRELAX:g}, the library's plain steps)",
     )
     parser.add_argument(
         "--seed",

@@ -248,8 +248,7 @@ class _Run:
 
     def accept(self, outcome, kind: str, grad) -> bool:
         """Move to the outcome's point, then test the stopping rules."""
-        if kind == "em":
-            outcome = self.overrelaxed(outcome)
+        outcome, factor = self.overrelaxed(outcome, kind)
         new_params, new_terms, full_newton, direction = outcome
         new_value = self.problem.objective_value(new_params, new_terms)
         if new_value < self.value or np.array_equal(new_params, self.params):
@@ -261,36 +260,50 @@ class _Run:
             )
         rel_change = (new_value - self.value) / max(1.0, abs(self.value))
         # how far the fitted scores moved: the currency of separation, whatever
-        # the scale of the diverging coefficients (rare levels have tiny ones)
-        self.moves.append(self.problem.score_change(self.terms, new_terms))
+        # the scale of the diverging coefficients (rare levels have tiny ones);
+        # an over-relaxed step's as its plain step's (scores are linear in the
+        # weights), the movement the separation rule was set on
+        moved = self.problem.score_change(self.terms, new_terms)
+        self.moves.append(moved / factor)
         self.params, self.terms, self.value = new_params, new_terms, new_value
         self.record(kind)
         return self.stopping_rules(kind, rel_change, full_newton, direction)
 
-    def overrelaxed(self, outcome):
-        """The EM step ``outcome`` or, when it raises ``L`` more, the same step
-        ``eta`` times as long (adaptive over-relaxation, Salakhutdinov and
-        Roweis 2003). Where EM crawls along a ridge its steps keep their
-        direction, and the longer step follows it at the cost of one more
-        evaluation of ``L``: pima at K = 2 takes 18 iterations with it, 42
-        without (docs/benchmarks/learned.md, "Over-relaxed EM steps", says
-        why it is not the default). A gate whose surrogate is no minorizer
-        (the hard gate) and the label-flip runs (whose EM step also moves the
-        flip rate) take plain EM steps, as do runs with ``overrelax`` 1."""
+    def overrelaxed(self, outcome, kind: str):
+        """The step ``outcome`` of ``kind`` and its length in plain steps: an
+        EM step or, when it raises ``L`` more, the same step ``eta`` times as
+        long (adaptive over-relaxation, Salakhutdinov and Roweis 2003). Where
+        EM crawls along a ridge its steps keep their direction, and the longer
+        step follows it at the cost of one more evaluation of ``L`` (on blocks,
+        a pass that also brings the next iteration's derivatives): pima at
+        K = 2 takes 18 iterations with it, 42 without, though to another
+        maximum (docs/benchmarks/learned.md, "Over-relaxed EM steps", says why
+        it is not the default). Only the soft gate's EM phase is
+        over-relaxed: not the hard gate (no minorizer), the label-flip runs
+        (their EM step also moves the flip rate), nor the EM steps that stand
+        in for a failed Newton step, and none with ``overrelax`` 1."""
         growth = self.options.overrelax
-        if growth <= 1.0 or not self.problem.gate.minorizes or self.problem.spec.flips:
-            return outcome
+        plain = (
+            growth <= 1.0
+            or kind != "em"
+            or self.newton_phase
+            or not self.problem.gate.minorizes
+            or self.problem.spec.flips
+        )
+        if plain:
+            self.eta = 1.0
+            return outcome, 1.0
         eta, self.eta = self.eta, min(self.eta * growth, _MAX_OVERRELAX)
         if eta == 1.0:
-            return outcome
+            return outcome, 1.0
         new_params, new_terms, full_newton, direction = outcome
-        plain = self.problem.objective_value(new_params, new_terms)
+        plain_value = self.problem.objective_value(new_params, new_terms)
         longer = self.params + eta * (new_params - self.params)
         value, terms = self.evaluate(longer)
-        if value > plain:  # False for NaN: the plain step
-            return longer, terms, full_newton, direction
+        if value > plain_value:  # False for NaN: the plain step
+            return (longer, terms, full_newton, direction), eta
         self.eta = 1.0
-        return outcome
+        return outcome, 1.0
 
     def stopping_rules(self, kind, rel_change, full_newton, direction) -> bool:
         options = self.options

@@ -110,10 +110,12 @@ def fit_model(
     progress: bool,
     **kwargs,
 ):
-    """:meth:`PolyhedralMixtureLogit.fit` for ``model`` (its signature and
-    docstring hold the defaults and meanings): the options checked, the runs
-    (EM from the starts, or a statsmodels optimiser), then the results from
-    one pass. statsmodels' ``warn_convergence`` and ``skip_hessian`` are taken."""
+    """:meth:`PolyhedralMixtureLogit.fit` for ``model`` (whose signature holds
+    the defaults and whose docstring says what the options mean): the options
+    checked, the runs (EM from the starts, or one of statsmodels'
+    optimisers), then the results from one pass over the rows. statsmodels'
+    ``warn_convergence`` is taken, and ``skip_hessian`` (the covariance always
+    needs the Hessian)."""
     warn_convergence = _statsmodels_switches(kwargs)
     reseat = _moves_asked(model, start_params, reseat)
     alpha, maxiter, n_init, reseat = check_fit_options(
@@ -248,7 +250,7 @@ def _run_em(model, shared: dict, em: dict, *, disp, callback, reseat, **kwargs):
         maxiter=shared["maxiter"],
         tol=check_positive_float(em["tol"], "tol"),
         em_tol=check_positive_float(em["em_tol"], "em_tol"),
-        overrelax=_check_overrelax(em["em_overrelax"]),
+        overrelax=_check_overrelax(em["em_overrelax"], model),
         newton_finish=bool(em["newton_finish"]),
         callback=reporter.callback(printer() if disp else None),
         retall=shared["retall"],
@@ -274,12 +276,19 @@ def _run_em(model, shared: dict, em: dict, *, disp, callback, reseat, **kwargs):
     return problem, scaling, internal, retvals, optimizer, len(runs)
 
 
-def _check_overrelax(value) -> float:
-    """``em_overrelax``: a finite number of at least 1."""
+def _check_overrelax(value, model) -> float:
+    """``em_overrelax``: a finite number of at least 1, and 1 for the hard
+    gate, whose EM steps are never over-relaxed (it would be recorded in
+    ``mle_settings`` and do nothing)."""
     value = check_positive_float(value, "em_overrelax")
     if value < 1.0:
         raise ValueError(
             f"em_overrelax must be at least 1 (1: plain EM steps), got {value}"
+        )
+    if value != 1.0 and model.spec.hard:
+        raise ValueError(
+            "em_overrelax over-relaxes the soft gate's EM steps; SPLA1's (the "
+            "hard gate's) search L itself and take none: leave em_overrelax at 1"
         )
     return value
 

@@ -183,6 +183,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         **kwargs
             The other options of :meth:`PolyhedralMixtureLogit.fit` (``mstep``,
             ``init``, ``n_init``, ``random_state``, ``alpha``, ``em_tol``,
+            ``em_overrelax``: the PLUME runs', not the label-flip runs' EM steps,
             ``reseat``, ``cov_type``, ``cov_kwds``, ``use_t``, ``chunksize``,
             ``progress``). Each of the
             ``n_init`` PLUME runs (and each of PLUME's re-seating moves; with

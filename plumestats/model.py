@@ -448,8 +448,9 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         em_tol : float, default 1e-3
             Relative change of L where EM hands over to Newton (moves: 0.01 or more).
         em_overrelax : float, default 1
-            Over-relaxed EM steps at 2: each also tried ``eta`` times as long,
-            ``eta`` growing by this while that raises L more. 1: plain EM steps.
+            Above 1 (try 2), the soft gate's EM steps are over-relaxed: each also
+            tried ``eta`` times as long, ``eta`` growing by this factor (at most
+            64) while L rises more. Faster; may end at another maximum.
         newton_finish : bool, default True
             Finish with Newton-Raphson on L. With ``False`` this is plain
             (generalised) EM, stopping on a small change of L and a small gradient.
@@ -491,8 +492,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             per observation by nature (``predict()``, ``loglikeobs``,
             ``score_obs``, ``responsibilities()``, ``get_margeff(at="all")``)
             is ``nobs`` long, computed when asked for. On Dask collections the
-            blocks are the partitions (leave ``chunksize`` out). See the user
-            guide's page on large data.
+            blocks are the partitions (leave ``chunksize`` out; user guide: large data).
         full_output : bool, default True
             Keep the per-iteration records in ``mle_retvals``
             (``llf_history``, ``steps``, every restart's history). ``False``

@@ -191,6 +191,9 @@ def test_replicates_refit_with_the_fits_own_finish():
     fit = ps.plume("y ~ x1 + x2", data, k=2).fit(newton_finish=False, maxiter=2000)
     spec = RefitSpec.of(fit)
     assert spec.fit_options["newton_finish"] is False
+    assert spec.fit_options["em_overrelax"] == 1.0
+    over = ps.plume("y ~ x1 + x2", data, k=2).fit(em_overrelax=2)
+    assert RefitSpec.of(over).fit_options["em_overrelax"] == 2.0
     params, problems = _refit(spec, np.arange(len(data)))
     assert problems == []
     # plain EM stops on a small change: from its own end it moves a few

@@ -73,6 +73,8 @@ def test_chunked_fit_equals_in_memory(triangle, chunksize):
         {"mstep": "gradient", "maxiter": 2000},
         {"mstep": "bfgs", "maxiter": 2000},
         {"newton_finish": False, "maxiter": 2000},
+        {"em_overrelax": 2.0},
+        {"em_overrelax": 2.0, "newton_finish": False, "maxiter": 2000},
         {"init": "random", "n_init": 2, "random_state": 3},
         {"cov_type": "HC0"},
     ],

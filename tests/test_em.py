@@ -260,6 +260,8 @@ def test_overrelaxed_em_reaches_plain_ems_maximum_in_fewer_steps(pima):
         plain = model.fit(alpha=1e-3, reseat=0)
         relaxed = model.fit(alpha=1e-3, reseat=0, em_overrelax=2)
         assert plain.mle_settings["em_overrelax"] == 1.0
+        assert relaxed.mle_settings["em_overrelax"] == 2.0
+        _assert_monotone(relaxed.llf_history)
         assert relaxed.converged and plain.converged
         assert relaxed.llf == pytest.approx(plain.llf, rel=1e-12)
         np.testing.assert_allclose(relaxed.params, plain.params, rtol=1e-7, atol=1e-9)
@@ -267,23 +269,30 @@ def test_overrelaxed_em_reaches_plain_ems_maximum_in_fewer_steps(pima):
         assert n_em[1] < n_em[0]
 
 
-@pytest.mark.parametrize("build", [ps.spla1, ps.plume_flip])
-def test_the_hard_gate_and_label_flips_take_plain_em_steps(build):
-    """Their EM steps are not over-relaxed (the hard gate's search is on a
-    kinked L; a label-flip step also moves the flip rate): the same run bit
-    for bit whatever ``em_overrelax`` (a label-flip fit from its own start
+def test_label_flip_runs_take_plain_em_steps():
+    """A label-flip EM step also moves the flip rate: not over-relaxed, so the
+    run is the same bit for bit whatever ``em_overrelax`` (from its own start
     values, as its PLUME stage is over-relaxed: its maximum with the faces
     shrunk, where over-relaxed steps would take 5 EM steps, not 8)."""
     data, _ = ps.simulate_polyhedron(600, d=2, k=2, noise=0.1, random_state=4)
-    model = build("y ~ x1 + x2", data, k=2)
-    start = None
-    if model.spec.flips:
-        start = _fit_quietly(model, alpha=1e-2).params
-        start.iloc[:-1] *= 0.3
+    model = ps.plume_flip("y ~ x1 + x2", data, k=2)
+    start = _fit_quietly(model, alpha=1e-2).params
+    start.iloc[:-1] *= 0.3
     fits = [
         _fit_quietly(model, start_params=start, alpha=1e-2, em_overrelax=growth)
         for growth in (1.0, 2.0, 4.0)
     ]
+    assert fits[0].mle_retvals["steps"].count("em") >= 2
     for res in fits[1:]:
         np.testing.assert_array_equal(res.params, fits[0].params)
         assert res.mle_retvals["steps"] == fits[0].mle_retvals["steps"]
+
+
+def test_spla1_refuses_over_relaxation():
+    """The hard gate's EM steps search L itself and are never over-relaxed:
+    the option would be recorded and do nothing."""
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=4)
+    model = ps.spla1("y ~ x1 + x2", data, k=2)
+    with pytest.raises(ValueError, match=r"SPLA1's .* leave em_overrelax at 1"):
+        model.fit(em_overrelax=2)
+    assert _fit_quietly(model, em_overrelax=1).mle_settings["em_overrelax"] == 1.0

@@ -61,8 +61,14 @@ def test_diverging_fit_without_perfect_rows_is_separation(heart, source):
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"chunksize": 64}, {"method": "bfgs"}, {"method": "newton"}],
-    ids=["em", "blocks", "bfgs", "newton"],
+    [
+        {},
+        {"chunksize": 64},
+        {"em_overrelax": 2.0},
+        {"method": "bfgs"},
+        {"method": "newton"},
+    ],
+    ids=["em", "blocks", "overrelaxed", "bfgs", "newton"],
 )
 def test_separable_polyhedron_on_every_path(options):
     data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.0, random_state=1)
@@ -122,8 +128,8 @@ def test_a_penalised_fit_that_still_diverges_asks_for_a_larger_penalty(heart):
 @pytest.mark.parametrize("k", [1, 2, 3])
 @pytest.mark.parametrize(
     "options",
-    [{}, {"alpha": 1e-3}, {"chunksize": 64}],
-    ids=["plain", "ridge", "blocks"],
+    [{}, {"alpha": 1e-3}, {"chunksize": 64}, {"em_overrelax": 2.0}],
+    ids=["plain", "ridge", "blocks", "overrelaxed"],
 )
 def test_an_unused_category_level_is_no_separation(k, options):
     """An unused level is an all-zero design column: a flat direction that moves
