@@ -414,7 +414,8 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             perturbed logistic fit, or standard normal weights on the
             standardised features; ``"mixed"`` cycles the restarts through
             ``"kmeans"``, ``"directions"`` and ``"logit"`` (k-means did as well
-            as the others: docs/benchmarks/learned.md, "Restart strategies").
+            as the others: docs/benchmarks/learned.md, "Restart strategies"; a
+            second kind of start is a check on a fit with many faces).
         n_init : int, default 1
             Number of EM runs from different starts; the best objective is kept
             and every run's final value is in ``mle_retvals["restarts_llf"]``.
@@ -425,18 +426,17 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             points, fits a new face to the inside class against the outside
             points the fit calls inside, and reruns EM; it is kept only if it
             raises the objective, and the moves stop at the first that does
-            not: a way out of an idle face (owning none of the outside
-            class) while the outside points beyond another side are missed.
-            Each costs one EM run (``mle_retvals["reseat_llf"]``). With them
+            not: a way out of an idle face (owning none of the outside class)
+            while the outside points beyond another side are missed. Each
+            costs one EM run (``mle_retvals["reseat_llf"]``). With them
             (0 < alpha < 1) comes a *penalty-path move*: EM at alpha 1 from
             the first start, then at alpha, kept if higher (``"path_llf"``);
-            on heart and pima at K = 2 and 3 they reach the best-known
-            maximum in 120 of 120 fits (docs: benchmarks/maxima). A higher maximum
-            can predict held-out data worse (docs/benchmarks/learned.md,
-            "Re-seating moves on held-out data"): choose K and alpha for
-            prediction, or pass ``reseat=0``. Which face is idle and which
-            points are missed is read on the (at most 5000) rows the starts
-            use, so fits by row blocks and on Dask make the same moves.
+            on heart and pima at K = 2 and 3 they reach the best-known maximum
+            in 120 of 120 fits (docs: benchmarks/maxima). A higher maximum can
+            predict held-out data worse (docs: benchmarks/learned): choose K and
+            alpha for prediction, or pass ``reseat=0``. The idle face and missed
+            points are read on the starts' rows (at most 5000), so fits by
+            blocks and on Dask make the same moves.
         random_state : int, numpy Generator or None
             Seed for the starts. ``None`` uses a fixed seed, so fits are
             reproducible by default.
