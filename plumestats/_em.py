@@ -122,6 +122,11 @@ class _Run:
         self.history = [self.value]
         self.moves: list[float] = []
         self.newton_memory: dict = {}
+        # the growth of the EM steps' over-relaxation, 1 where they take none:
+        # the hard gate (no minorizer) and the label-flip runs (their EM step
+        # also moves the flip rate)
+        plain = not problem.gate.minorizes or problem.spec.flips
+        self.growth = 1.0 if plain else options.overrelax
         self.eta = 1.0  # the over-relaxation of the next EM step
         self.reopened = False
         self.steps: list[str] = []
@@ -278,22 +283,13 @@ class _Run:
         a pass that also brings the next iteration's derivatives): pima at
         K = 2 takes 18 iterations with it, 42 without, though to another
         maximum (docs/benchmarks/learned.md, "Over-relaxed EM steps", says why
-        it is not the default). Only the soft gate's EM phase is
-        over-relaxed: not the hard gate (no minorizer), the label-flip runs
-        (their EM step also moves the flip rate), nor the EM steps that stand
-        in for a failed Newton step, and none with ``overrelax`` 1."""
-        growth = self.options.overrelax
-        plain = (
-            growth <= 1.0
-            or kind != "em"
-            or self.newton_phase
-            or not self.problem.gate.minorizes
-            or self.problem.spec.flips
-        )
-        if plain:
+        it is not the default). Only the EM phase of a run that takes it
+        (:attr:`growth` above 1) is over-relaxed, not the EM steps that stand
+        in for a failed Newton step."""
+        if self.growth <= 1.0 or kind != "em" or self.newton_phase:
             self.eta = 1.0
             return outcome, 1.0
-        eta, self.eta = self.eta, min(self.eta * growth, _MAX_OVERRELAX)
+        eta, self.eta = self.eta, min(self.eta * self.growth, _MAX_OVERRELAX)
         if eta == 1.0:
             return outcome, 1.0
         new_params, new_terms, full_newton, direction = outcome

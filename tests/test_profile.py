@@ -69,7 +69,6 @@ def test_k1_equals_the_glm_profile(k1):
 def test_a_maximisation_that_runs_out_of_steps_warns_once(k1, monkeypatch):
     # one Newton step per maximisation cannot converge away from the
     # estimate: the interval may then be too short, and the user is told
-    # (once per parameter, not at every step of the root search)
     import plumestats._profile as profile_module
 
     _, res = k1
