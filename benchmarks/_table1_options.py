@@ -64,13 +64,16 @@ DEFAULT_RULE = "gate-mle"
 # Restarts: on ionosphere (3 x 10-fold, not nested) K=3 gamma=0.5 alpha=1e-3 gave
 # 93.16% with 3 k-means starts and 91.2% with one; a local maximum costs accuracy.
 DEFAULT_N_INIT = 3
-# EM hands over to Newton on L once the relative change of L falls below
-# em_tol; the protocol keeps the library's default. With --warm-start, 1e-2
-# took a third to a half of the selection time on one repeat of every dataset
-# with the accuracy within 0.17 points, but reached lower maxima on adult's
-# inner folds: a candidate until a whole-table run confirms it
-# (docs/benchmarks/learned.md, "Warm starts and an earlier hand-over").
-DEFAULT_EM_TOL = EMOptions.em_tol
+# The inner selection walks each K/gamma/inside group's alphas from the largest
+# down, each fit starting from the previous alpha's estimate (only the largest
+# alpha's runs the k-means starts), and EM hands over to Newton on L once the
+# relative change of L falls below 1e-2 (the library's em_tol is 1e-3), in the
+# selection and the final fits. The whole table with both, in one run on two
+# cores, against the cold protocol's five runs: docs/benchmarks/table1.md,
+# "Warm starts and an earlier hand-over: the whole table". `--warm-start none
+# --em-tol 1e-3` is the cold protocol.
+DEFAULT_WARM_START = "alpha"
+DEFAULT_EM_TOL = 1e-2
 # Over-relaxed EM steps (fit's em_overrelax): the protocol keeps the library's
 # plain steps; --em-overrelax 2 saved 7% of the selection on one repeat of the
 # four small datasets, not adopted (docs/benchmarks/table1.md).
@@ -213,18 +216,20 @@ def parse_args(argv: list[str] | None, description: str) -> argparse.Namespace:
         "--warm-start",
         nargs="?",
         const="alpha",
-        choices=WARM_STARTS,
+        default=DEFAULT_WARM_START,
+        choices=(*WARM_STARTS, "none"),
         help="inner selection: start each alpha's PLUME/SPLA1 fit from "
         "the previous (larger) alpha's estimate instead of k-means (alpha, "
-        "the default of the bare flag); grid: also the largest alpha's fit "
-        "from the previous (smaller) gamma's",
+        "the default, also of the bare flag); grid: also the largest alpha's "
+        "fit from the previous (smaller) gamma's; none: every fit from k-means",
     )
     parser.add_argument(
         "--em-tol",
         type=float,
         default=DEFAULT_EM_TOL,
         help="relative change of L at which PLUME's and SPLA1's EM hands over "
-        f"to Newton, in every fit (default {DEFAULT_EM_TOL:g}, the library's)",
+        f"to Newton, in every selection and final fit (default {DEFAULT_EM_TOL:g}; "
+        f"the library's is {EMOptions.em_tol:g})",
     )
     parser.add_argument(
         "--em-overrelax",
@@ -280,6 +285,8 @@ def apply_defaults(args: argparse.Namespace) -> None:
         args.inner_folds = 2 if quick else DEFAULT_INNER_FOLDS
     if args.n_init is None:
         args.n_init = 1 if quick else DEFAULT_N_INIT
+    if args.warm_start == "none":
+        args.warm_start = None
     args.grids = QUICK_GRIDS if quick else GRIDS
     if args.gammas:
         args.grids = replace(args.grids, gammas=tuple(args.gammas))

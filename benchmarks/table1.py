@@ -26,8 +26,8 @@ How
 Usage
     python -m benchmarks.table1 --quick                      # smoke test, < 1 min
     python -m benchmarks.table1 --datasets pima --repeats 1  # one dataset
-    python -m benchmarks.table1                              # everything (hours)
-    python -m benchmarks.table1 --jobs 2 --name table1_2p    # 2 processes
+    python -m benchmarks.table1 --jobs 2                     # everything (2 h)
+    python -m benchmarks.table1 --warm-start none --em-tol 1e-3  # the cold protocol
     python -m benchmarks.table1 --inner-repeats 1            # half the selection cost
 
 Writes ``table1.md``, ``table1.csv`` (one row per method and outer fold),

@@ -18,10 +18,9 @@ The whole table, with the paper's 10 repeats (one on adult)::
 
     python -m benchmarks.table1 --jobs 2
 
-The report published in ``benchmarks/results/table1.md`` was made as five
-such runs, one per dataset (``--datasets NAME --name STEM``), combined into one
-report; each run's command, commit and run time are listed in it (about 4.5
-hours on two cores in all).
+The report published in ``benchmarks/results/table1.md`` is one such run
+(about two hours on two cores); its command, commit and run time are listed
+in it.
 
 See ``python -m benchmarks.table1 --help`` for every option.
 """

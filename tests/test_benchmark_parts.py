@@ -170,6 +170,18 @@ def test_table1_fits_pass_the_em_options_on(monkeypatch):
     assert fits.FitContext().em_overrelax == 1.0  # the library's plain steps
 
 
+def test_table1_protocol_is_warm_with_an_earlier_hand_over_unless_told():
+    """The protocol's defaults: alpha-warm starts and em_tol = 1e-2; ``--warm-start
+    none --em-tol 1e-3`` is the cold protocol of the earlier reports."""
+    table1 = _benchmark_module("table1")
+    config = table1.make_config(table1.parse_args([]))
+    assert (config.warm_start, config.em_tol) == ("alpha", 1e-2)
+    cold = table1.parse_args(["--warm-start", "none", "--em-tol", "1e-3"])
+    assert (cold.warm_start, cold.em_tol) == (None, 1e-3)
+    assert table1.parse_args(["--warm-start"]).warm_start == "alpha"
+    assert table1.parse_args(["--warm-start", "grid"]).warm_start == "grid"
+
+
 def test_polyhedral_oracle_refuses_the_bayes_oracle_on_noisy_labels(capsys):
     polyhedral_oracle = _benchmark_module("polyhedral_oracle")
     with pytest.raises(SystemExit):
