@@ -76,7 +76,8 @@ DEFAULT_WARM_START = "alpha"
 DEFAULT_EM_TOL = 1e-2
 # Over-relaxed EM steps (fit's em_overrelax): the protocol keeps the library's
 # plain steps; --em-overrelax 2 saved 7% of the selection on one repeat of the
-# four small datasets, not adopted (docs/benchmarks/table1.md).
+# four small datasets under the cold protocol (within the machine's noise), not
+# adopted (docs/benchmarks/table1.md).
 DEFAULT_EM_OVERRELAX = EMOptions.overrelax
 DEFAULT_INNER_MAX_ROWS = 5000
 DEFAULT_SVM_MAX_ROWS = 5000
