@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._diagnostics import caller_stacklevel
+
 __all__ = [
     "CHECK_BLOCK_BYTES",
     "MAX_MAGNITUDE",
@@ -93,7 +95,9 @@ def check_design(summary: DesignSummary, names: list[str], nobs: int) -> int:
             "standard errors are NaN: drop those columns, or fit with an L2 "
             "penalty (alpha > 0), which identifies them.",
             CollinearityWarning,
-            stacklevel=3,
+            # the user's line, past the model's construction (and statsmodels'
+            # from_formula on the formula path)
+            stacklevel=caller_stacklevel(),
         )
     return len(names) - len(dependent)
 

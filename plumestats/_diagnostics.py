@@ -369,7 +369,12 @@ def caller_stacklevel() -> int:
 
 
 def _inside(module: str) -> bool:
-    return module.startswith("plumestats") or module == "statsmodels.base.wrapper"
+    # statsmodels' results wrapper and its base model (from_formula builds
+    # the model that warns about its design) stand between the user and us
+    return module.startswith("plumestats") or module in _STATSMODELS_BETWEEN
+
+
+_STATSMODELS_BETWEEN = frozenset({"statsmodels.base.wrapper", "statsmodels.base.model"})
 
 
 def warn_at_caller(function, *args, **kwargs):

@@ -219,7 +219,7 @@ def _margeff_exog(model, exog, at, atexog, weights=None):
             if atexog.shape[-1] != exog.shape[1] or atexog.ndim > 2:
                 raise ValueError(
                     f"atexog must have {exog.shape[1]} columns like the design "
-                    f"({', '.join(model.exog_names)}), got shape {atexog.shape}; "
+                    f"({', '.join(map(str, model.exog_names))}), got shape {atexog.shape}; "
                     "or pass a dict {column: value}"
                 )
             exog = np.atleast_2d(atexog)

@@ -374,7 +374,7 @@ def predict_at(model, params, exog, which: str):
         if len(exog.shape) != 2 or exog.shape[1] != model.k_vars:
             raise ValueError(
                 f"exog must have {model.k_vars} columns "
-                f"({', '.join(model.exog_names)}), got shape {exog.shape}"
+                f"({', '.join(map(str, model.exog_names))}), got shape {exog.shape}"
             )
         return map_rows(
             predict_rows,
@@ -388,7 +388,7 @@ def predict_at(model, params, exog, which: str):
     if exog.shape[1] != model.k_vars:
         raise ValueError(
             f"exog has {exog.shape[1]} columns but the model has {model.k_vars} "
-            f"({', '.join(model.exog_names)})"
+            f"({', '.join(map(str, model.exog_names))})"
         )
     return predict_rows(
         exog, **model._predict_settings(model._check_params(params), which)

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from statsmodels.tools.sm_exceptions import (
+    CollinearityWarning,
     ConvergenceWarning,
     HessianInversionWarning,
     MissingDataError,
@@ -1055,6 +1056,30 @@ def test_predict_with_a_design_of_the_wrong_width(fitted_with_factor):
     _, res = fitted_with_factor
     with pytest.raises(ValueError, match=r"exog has 2 columns but the model has 5"):
         res.predict(np.zeros((3, 2)), transform=False)
+
+
+def test_wrong_width_is_named_with_integer_column_labels():
+    # the design's columns 0, 1, 2: the message lists them (before: a
+    # TypeError from joining integers)
+    data = simulated(120, seed=5)
+    exog = pd.DataFrame(np.column_stack([np.ones(120), data[["x1", "x2"]]]))
+    res = PolyhedralMixtureLogit(data["y"], exog, k=1).fit(disp=0)
+    with pytest.raises(ValueError, match=r"model has 3 \(0, 1, 2\)"):
+        res.predict(np.ones((2, 2)))
+    with pytest.raises(ValueError, match=r"like the design \(0, 1, 2\)"):
+        res.get_margeff(atexog=np.ones((1, 2)))
+
+
+def test_a_rank_deficient_design_warns_at_the_callers_line():
+    data = simulated(120, seed=5).assign(x3=lambda d: 2.0 * d.x1)
+    exog = data[["x1", "x2", "x3"]].assign(const=1.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ps.plume("y ~ x1 + x2 + x3", data, k=1)
+        PolyhedralMixtureLogit(data["y"], exog, k=1)
+    collinear = [w for w in caught if issubclass(w.category, CollinearityWarning)]
+    assert len(collinear) == 2
+    assert {w.filename for w in collinear} == {__file__}
 
 
 @pytest.fixture(scope="module")
