@@ -48,7 +48,14 @@ def check_output(output: str, inputs: Mapping[str, str], force: bool) -> None:
         Whether an existing file may be replaced (``--force``).
     """
     target = Path(output)
-    if output.endswith(("/", os.sep)) or target.is_dir():
+    if not output.strip():  # an unset shell variable: say so, write nothing
+        raise FileRefused("--output is empty; give a file name, e.g. fit.json")
+    if output.endswith(("/", os.sep)) and not target.is_dir():
+        raise FileRefused(
+            f"--output {output}: the folder {output.rstrip('/' + os.sep)} does not "
+            "exist; create it first, or give a file name"
+        )
+    if target.is_dir():
         raise FileRefused(
             f"--output {output} is a folder; give a file name in it, e.g. "
             f"{target / 'fit.json'}"

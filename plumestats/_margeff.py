@@ -217,9 +217,10 @@ def _margeff_exog(model, exog, at, atexog, weights=None):
         else:
             atexog = np.asarray(atexog, dtype=float)
             if atexog.shape[-1] != exog.shape[1] or atexog.ndim > 2:
+                columns = ", ".join(map(str, model.exog_names))
                 raise ValueError(
                     f"atexog must have {exog.shape[1]} columns like the design "
-                    f"({', '.join(map(str, model.exog_names))}), got shape {atexog.shape}; "
+                    f"({columns}), got shape {atexog.shape}; "
                     "or pass a dict {column: value}"
                 )
             exog = np.atleast_2d(atexog)

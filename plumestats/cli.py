@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._advice import in_cli_words
 from ._cli_files import FileRefused, check_output, write_atomically
 from ._cli_parser import PROG, make_parser
 
@@ -155,7 +156,8 @@ def _as_json(res, formula: str) -> dict:
 
 def _report_warnings(caught) -> None:
     for item in caught:
-        print(f"{PROG}: warning: {_first_line(item.message)}", file=sys.stderr)
+        message = in_cli_words(_first_line(item.message))
+        print(f"{PROG}: warning: {message}", file=sys.stderr)
 
 
 def _covariance_options(args: argparse.Namespace, data: pd.DataFrame, model) -> dict:
@@ -214,8 +216,7 @@ def _fit(args: argparse.Namespace) -> None:
             outcome = args.formula.split("~")[0].strip()
             raise _explain(exc, data, args.data, outcome) from exc
         except MemoryError as exc:  # the fit's memory check: what to do here
-            advice = str(exc).replace('fit(chunksize="auto")', "--chunksize auto")
-            raise CLIError(advice.replace("(chunksize)", "(--chunksize N)")) from exc
+            raise CLIError(str(exc)) from exc
     _report_warnings(caught)
     if args.output:
         _save_fit(res, args.output)
@@ -351,7 +352,7 @@ def _is_json(path: str) -> bool:
 
 def _guard_output(args: argparse.Namespace, inputs: dict) -> None:
     """Refuse an --output that would lose something, before any work."""
-    if args.output:
+    if args.output is not None:
         check_output(args.output, inputs, force=args.force)
 
 
@@ -481,7 +482,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (CLIError, FileRefused) as exc:
             if ctrl_c.pressed:  # a library reported Ctrl-C as an error of its own
                 return _interrupted()
-            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            # the library's advice (fit(alpha=...)) as this command's options
+            print(f"{PROG}: error: {in_cli_words(str(exc))}", file=sys.stderr)
             return 1
         except BrokenPipeError:
             # the reader stopped early (`plumestats predict ... | head`): no

@@ -32,6 +32,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         'pip install "plumestats[sklearn]"'
     ) from exc
 
+from ._advice import in_estimator_words
 from ._validation import check_gamma
 from ._weights import check_freq_weights
 from .hard import HardPolyhedralLogit
@@ -299,7 +300,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
             if n_classes < 2:
                 raise ValueError(
                     f"{type(self).__name__} needs samples of 2 classes, but the "
-                    f"data contain only 1 class: {self.classes_[0]!r}"
+                    f"data contain only 1 class: {self.classes_[0].item()!r}"
                 )
             raise ValueError(
                 f"{type(self).__name__} is a binary classifier. Only binary "
@@ -328,9 +329,12 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 "label_flips=True needs soft gating (a finite gamma); the label-"
                 "flip model has no hard-gating variant"
             )
-        results = self._fit_candidates(
-            y_coded.astype(float), design, X.shape, sample_weight
-        )
+        try:
+            results = self._fit_candidates(
+                y_coded.astype(float), design, X.shape, sample_weight
+            )
+        except ValueError as exc:  # the engine's words for y and sample_weight
+            raise ValueError(in_estimator_words(str(exc))) from exc
         params = np.asarray(results.params, dtype=float)
         self.flip_rate_ = float(results.flip_rate) if self.label_flips else 0.0
         weights = params[: self.k_ * design.shape[1]].reshape(self.k_, -1)
@@ -561,10 +565,12 @@ def _reissue_fit_warnings(caught) -> None:
                 ),
                 None,
             )
+        # the engine's advice (fit(n_init=20), maxiter) as this estimator's
+        message = in_estimator_words(str(warning.message))
         if category is not None:
             # frames: this function, _fit_candidates, fit, fit's caller
-            warnings.warn(str(warning.message), category, stacklevel=4)
+            warnings.warn(message, category, stacklevel=4)
         else:
             warnings.warn_explicit(
-                warning.message, warning.category, warning.filename, warning.lineno
+                message, warning.category, warning.filename, warning.lineno
             )

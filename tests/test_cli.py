@@ -267,7 +267,10 @@ def _bad_cases(tmp):
             ["fit", "{pima}", "glucose + bmi"],
             "formula 'glucose \\+ bmi' has no outcome",
         ),
-        "bad k": (["fit", "{pima}", FORMULA, "--k", "0"], "k must be an integer"),
+        "bad k": (["fit", "{pima}", FORMULA, "--k", "0"], "--k must be an integer"),
+        # the library's advice in the command's options, not fit's keywords
+        "bad n-init": (["fit", "{pima}", FORMULA, "--n-init", "0"], ": --n-init must"),
+        "infinite gamma": (["fit", "{pima}", FORMULA, "--gamma", "inf"], "use --hard"),
         "cluster without column": (
             ["fit", "{pima}", FORMULA, "--cov-type", "cluster"],
             "--cov-type cluster and --cluster COLUMN go together",
@@ -303,6 +306,8 @@ BAD_CASES = [
     "empty formula",
     "formula without ~",
     "bad k",
+    "bad n-init",
+    "infinite gamma",
     "cluster without column",
     "column without cluster",
     "unknown cluster column",
@@ -577,6 +582,8 @@ def test_an_existing_output_needs_force(small_csv, tmp_path, capsys):
         ("folder", "--output .*folder is a folder; give a file name in it"),
         ("folder/", "--output .*folder/ is a folder"),
         ("train.txt/fit.pickle", "the folder .*train.txt is not a folder"),
+        # a missing folder with a slash is no folder to give a file name in
+        ("nope/", "--output .*nope/: the folder .*nope does not exist"),
     ],
 )
 def test_bad_output_folders_are_one_line(where, pattern, small_csv, tmp_path):
@@ -585,6 +592,12 @@ def test_bad_output_folders_are_one_line(where, pattern, small_csv, tmp_path):
     done = run("fit", small_csv, SMALL, "--output", f"{tmp_path}/{where}")
     assert done.returncode == 1
     _one_error_line(done.stderr, pattern)
+
+
+def test_an_empty_output_is_refused(small_csv, capsys):
+    # an unset shell variable (--output "$OUT") must not pass silently
+    assert main(["fit", str(small_csv), SMALL, "--output", ""]) == 1
+    _one_error_line(capsys.readouterr().err, "--output is empty; give a file name")
 
 
 def test_bad_outputs_are_refused_before_the_fit(
@@ -888,3 +901,20 @@ def test_index_col_of_a_model_fitted_on_arrays_is_no_column(
     np.testing.assert_allclose(
         got["predicted"], res.predict(new[["c", "a", "b"]].to_numpy())
     )
+
+
+def test_warnings_advise_the_commands_options(tmp_path, capsys):
+    # a separable sample: the separation warning's remedy is --alpha, not
+    # the Python API's fit(alpha=1e-3)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((40, 2))
+    path = tmp_path / "separable.csv"
+    pd.DataFrame({"a": x[:, 0], "b": x[:, 1], "y": (x[:, 0] > 0).astype(int)}).to_csv(
+        path, index=False
+    )
+    assert main(["fit", str(path), "y ~ a + b", "--k", "1"]) == 0
+    warning = next(
+        line for line in capsys.readouterr().err.splitlines() if "separation" in line
+    )
+    assert "--alpha 1e-3, or a smaller --k" in warning
+    assert "fit(" not in warning

@@ -290,6 +290,9 @@ def test_multiclass_is_refused_with_a_clear_message(polygon):
         PolyhedralClassifier().fit(X, y)
     with pytest.raises(ValueError, match="only 1 class"):
         PolyhedralClassifier().fit(X, np.ones(len(X)))
+    # the label as the user wrote it, not numpy's repr (np.str_('a'))
+    with pytest.raises(ValueError, match=r"only 1 class: 'a'$"):
+        PolyhedralClassifier().fit(X, ["a"] * len(X))
 
 
 @pytest.mark.parametrize("inside", [2, -1, True, "a"])
@@ -311,6 +314,9 @@ def test_engine_warnings_reach_users():
     assert issubclass(warning.category, SklearnConvergenceWarning)
     assert warning.filename == __file__  # points at the caller's line
     assert not clf.converged_ and clf.separated_
+    # its advice names this estimator's parameter, not the engine's fit keyword
+    assert "PolyhedralClassifier(alpha=1e-3)" in str(warning.message)
+    assert "fit(" not in str(warning.message)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a penalty gives a regular maximum
         assert PolyhedralClassifier(k=1, alpha=1e-2).fit(X, y).converged_
@@ -373,3 +379,15 @@ def test_a_feature_named_intercept_keeps_its_name():
     assert_allclose(clf_renamed.predict_proba(renamed), clf.predict_proba(X))
     assert "h1:Intercept" in clf_renamed.results_.params.index
     assert "h1:_Intercept" in clf_renamed.results_.params.index
+
+
+def test_engine_advice_and_errors_speak_the_estimators_words(polygon):
+    X, y = polygon
+    with pytest.warns(SklearnConvergenceWarning, match=r"Increase max_iter\.$"):
+        PolyhedralClassifier(k=2, max_iter=2).fit(X, y)
+    # a class whose samples all weigh 0: y and sample_weight, not the
+    # engine's endog and freq_weights
+    weights = np.where(y == 1, 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"^y must .* positive sample_weight") as info:
+        PolyhedralClassifier(k=1).fit(X, y, sample_weight=weights)
+    assert "freq_weights" not in str(info.value) and "endog" not in str(info.value)

@@ -1,0 +1,90 @@
+"""The library's advice in the words of its other front ends.
+
+Warnings and errors say what to try in the Python API's terms
+(``fit(alpha=1e-3)``, ``maxiter``, ``freq_weights``). The command line and
+the scikit-learn estimator pass them on; these functions reword the advice
+into their own options, so that the fix a message suggests can be typed
+where it is read. Advice with no counterpart there (``fit(init="mixed")`` on
+the command line) keeps the Python API's words, which still say what it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["in_cli_words", "in_estimator_words"]
+
+# fit(name=value) in a message, e.g. "Try more starts, e.g. fit(n_init=20)"
+_FIT_CALL = re.compile(r"\bfit\((\w+)=([^()]*)\)")
+# a bad value named at the start of a message: "k must be an integer >= 1"
+_NAMED_FIRST = re.compile(r"^(k|gamma|alpha|n_init|reseat|random_state)\b(?= must)")
+
+# fit's keywords (and the model's) and the command line's options for them
+_CLI_OPTIONS = {
+    "alpha": "--alpha",
+    "chunksize": "--chunksize",
+    "cov_type": "--cov-type",
+    "gamma": "--gamma",
+    "k": "--k",
+    "mstep": "--mstep",
+    "n_init": "--n-init",
+    "random_state": "--random-state",
+    "reseat": "--reseat",
+}
+_CLI_PHRASES = (
+    ("gamma=inf", "--gamma inf"),
+    ("HardPolyhedralLogit (ps.spla1)", "--hard (instead of --gamma)"),
+    ("(chunksize)", "(--chunksize N)"),
+    ("after missing='drop'", "after dropping the rows with missing values"),
+    ("a smaller k", "a smaller --k"),
+)
+
+# fit's keywords and PolyhedralClassifier's parameters for them
+_ESTIMATOR_PARAMS = {
+    "alpha": "alpha",
+    "init": "init",
+    "maxiter": "max_iter",
+    "mstep": "mstep",
+    "n_init": "n_init",
+    "reseat": "reseat",
+}
+_ESTIMATOR_WORDS = (
+    (re.compile(r"\bmaxiter\b"), "max_iter"),
+    (re.compile(r"\bfreq_weights\b"), "sample_weight"),
+    (re.compile(r"\bendog\b"), "y"),
+)
+
+
+def in_cli_words(text: str) -> str:
+    """``text`` with the Python API's advice as command-line options:
+    ``fit(alpha=1e-3)`` becomes ``--alpha 1e-3``, a message that starts
+    ``n_init must`` starts ``--n-init must``."""
+
+    def option(match: re.Match) -> str:
+        flag = _CLI_OPTIONS.get(match.group(1))
+        value = match.group(2).strip("\"'")
+        return match.group(0) if flag is None else f"{flag} {value}"
+
+    text = _FIT_CALL.sub(option, text)
+    text = _NAMED_FIRST.sub(lambda match: _CLI_OPTIONS[match.group(1)], text)
+    for old, new in _CLI_PHRASES:
+        text = text.replace(old, new)
+    return text
+
+
+def in_estimator_words(text: str, estimator: str = "PolyhedralClassifier") -> str:
+    """``text`` with the Python API's advice as the estimator's parameters:
+    ``fit(n_init=20)`` becomes ``PolyhedralClassifier(n_init=20)``,
+    ``maxiter`` ``max_iter``, ``freq_weights`` ``sample_weight`` and
+    ``endog`` ``y``."""
+
+    def parameter(match: re.Match) -> str:
+        name = _ESTIMATOR_PARAMS.get(match.group(1))
+        if name is None:
+            return match.group(0)
+        return f"{estimator}({name}={match.group(2)})"
+
+    text = _FIT_CALL.sub(parameter, text)
+    for pattern, word in _ESTIMATOR_WORDS:
+        text = pattern.sub(word, text)
+    return text
