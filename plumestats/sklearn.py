@@ -288,6 +288,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        _check_missing_labels(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         if sample_weight is not None:
             sample_weight = _sample_weights(sample_weight, X.shape[0])
@@ -487,13 +488,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
 def _check_labels(y: np.ndarray) -> None:
     """Missing or mutually incomparable labels, named (numpy's sort said
     "'<' not supported between instances of 'NoneType' and 'str'")."""
-    missing = pd.isna(y)
-    if missing.any():
-        raise ValueError(
-            f"y has {int(missing.sum())} missing labels (None or NaN), e.g. at "
-            f"sample {int(np.flatnonzero(missing)[0])}; drop those samples or give "
-            "them a class"
-        )
+    _check_missing_labels(y)
     if y.dtype == object:
         try:
             np.unique(y)  # str with np.str_, int with np.int64: comparable
@@ -504,6 +499,21 @@ def _check_labels(y: np.ndarray) -> None:
                 "sorted into classes; give every label the same type (e.g. "
                 "y.astype(str))"
             ) from None
+
+
+def _check_missing_labels(y) -> None:
+    """Missing labels, named: before scikit-learn's checks too, whose "Input
+    contains NaN" names neither y nor the sample (a pandas Series of text
+    with None). ``y=None`` is scikit-learn's to refuse."""
+    if y is None:
+        return
+    missing = np.ravel(pd.isna(np.asarray(y, dtype=object)))
+    if missing.any():
+        raise ValueError(
+            f"y has {int(missing.sum())} missing labels (None or NaN), e.g. at "
+            f"sample {int(np.flatnonzero(missing)[0])}; drop those samples or give "
+            "them a class"
+        )
 
 
 def _log_expit_columns(log_odds: np.ndarray) -> np.ndarray:

@@ -391,3 +391,13 @@ def test_engine_advice_and_errors_speak_the_estimators_words(polygon):
     with pytest.raises(ValueError, match=r"^y must .* positive sample_weight") as info:
         PolyhedralClassifier(k=1).fit(X, y, sample_weight=weights)
     assert "freq_weights" not in str(info.value) and "endog" not in str(info.value)
+
+
+def test_missing_labels_in_a_pandas_series_are_named(polygon):
+    # pandas' text dtype with None: scikit-learn's own check said only
+    # "Input contains NaN"
+    X, y = polygon
+    labels = pd.Series(np.where(y == 1, "in", "out"), dtype=object)
+    labels.iloc[3] = None
+    with pytest.raises(ValueError, match=r"y has 1 missing labels .* at sample 3"):
+        PolyhedralClassifier(k=1).fit(X, labels)
