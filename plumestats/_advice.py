@@ -37,6 +37,24 @@ _CLI_PHRASES = (
     ("(chunksize)", "(--chunksize N)"),
     ("after missing='drop'", "after dropping the rows with missing values"),
     ("a smaller k", "a smaller --k"),
+    ("cov_kwds['groups']", "the --cluster column"),
+    ("freq_weights", "the --freq-weights column"),
+)
+# text among a column's numbers: the fix is in the file, not in pandas
+_CLI_PATTERNS = (
+    (
+        re.compile(r"mark them missing, e\.g\. pd\.read_csv\(.*?errors='coerce'\)"),
+        "correct them in the file, or leave those cells empty (missing)",
+    ),
+    # the command reads a CSV by position: data row 1 is index 0
+    (
+        re.compile(r"the first at index (\d+)\)"),
+        lambda match: f"the first in data row {int(match.group(1)) + 1})",
+    ),
+    (
+        re.compile(r"\(the first, ([^,()]*), at row (\d+)\)"),
+        lambda match: f"(the first, {match[1]}, in data row {int(match[2]) + 1})",
+    ),
 )
 
 # fit's keywords and PolyhedralClassifier's parameters for them
@@ -69,6 +87,8 @@ def in_cli_words(text: str) -> str:
     text = _NAMED_FIRST.sub(lambda match: _CLI_OPTIONS[match.group(1)], text)
     for old, new in _CLI_PHRASES:
         text = text.replace(old, new)
+    for pattern, replacement in _CLI_PATTERNS:
+        text = pattern.sub(replacement, text)
     return text
 
 

@@ -172,6 +172,13 @@ def _covariance_options(args: argparse.Namespace, data: pd.DataFrame, model) -> 
     _check_column(args.cluster, "--cluster", data, args.data)
     # the rows the formula kept (rows with missing values were dropped)
     groups = data[args.cluster].loc[model.data.row_labels]
+    if groups.isna().any():  # refused before the fit, not after it
+        first = data.index.get_loc(groups.index[groups.isna().to_numpy()][0])
+        raise CLIError(
+            f"the --cluster column {args.cluster!r} has {int(groups.isna().sum())} "
+            f"missing cluster labels (the first in data row {first + 1}) among the "
+            "rows the model uses; give every row a cluster, or leave those rows out"
+        )
     return {"cov_type": "cluster", "cov_kwds": {"groups": groups.to_numpy()}}
 
 

@@ -918,3 +918,39 @@ def test_warnings_advise_the_commands_options(tmp_path, capsys):
     )
     assert "--alpha 1e-3, or a smaller --k" in warning
     assert "fit(" not in warning
+
+
+@pytest.mark.parametrize(
+    ("change", "options", "pattern"),
+    [
+        # text among numbers: fixed in the file, counted as the file's rows
+        (
+            {"x1": (2, "abc")},
+            [],
+            r"'abc'; the first in data row 3\).*correct them in the file",
+        ),
+        (
+            {"w": (7, np.nan)},
+            ["--freq-weights", "w"],
+            r"the --freq-weights column has 1 missing .*in data row 8",
+        ),
+        (
+            {"g": (5, np.nan)},
+            ["--cov-type", "cluster", "--cluster", "g"],
+            r"the --cluster column 'g' has 1 missing cluster labels .*data row 6\)",
+        ),
+    ],
+)
+def test_data_errors_name_the_commands_options_and_rows(
+    change, options, pattern, small_csv, tmp_path, capsys
+):
+    data = pd.read_csv(small_csv).assign(w=1.0, g=lambda d: np.arange(len(d)) % 5)
+    data = data.astype({"x1": object})
+    for column, (row, value) in change.items():
+        data.loc[row, column] = value
+    path = tmp_path / "edited.csv"
+    data.to_csv(path, index=False)
+    assert main(["fit", str(path), SMALL, *options]) == 1
+    message = capsys.readouterr().err
+    _one_error_line(message, pattern)
+    assert "pd." not in message and "cov_kwds" not in message
