@@ -2,7 +2,9 @@
 
 EM and Newton steps are far better conditioned on standardised features, but users
 want coefficients in their own units. With an intercept column ``c`` (constant value
-``x_c``), every other non-constant column ``j`` is scaled by its standard deviation
+``x_c``, divided by itself: ``z_c = 1`` whatever the value, so that a constant of
+1e-8 or 1e8 gives the engine the same problem as 1), every other non-constant
+column ``j`` is scaled by its standard deviation
 and centred, ``z_j = (x_j - m_j) / s_j``, unless at least half its entries are zero
 (indicators of a factor's levels, zero-inflated counts): those keep their zeros,
 ``m_j = 0``, so that the engine can treat them as sparse (``_design``). That costs no
@@ -13,7 +15,7 @@ is on the scaled slopes ``s_j w_j`` only. Scores are unchanged, ``w' x = b' z``,
 with the per-hyperplane map::
 
     b_j = s_j w_j                          (j != c)
-    b_c = w_c + sum_{j != c} w_j m_j / x_c
+    b_c = x_c w_c + sum_{j != c} w_j m_j
 
 so ``b = B w`` and ``w = B^{-1} b``. Covariances transform as
 ``Cov(w) = B^{-1} Cov(b) B^{-T}``; the Hessian as ``H_w = B' H_b B``.
@@ -33,9 +35,8 @@ class DesignScaling:
     """Column centring and scaling of a design matrix, with its parameter maps."""
 
     center: np.ndarray
-    scale: np.ndarray
+    scale: np.ndarray  # the intercept's is its value
     intercept_index: int | None
-    intercept_value: float
 
     @classmethod
     def from_exog(cls, exog: np.ndarray) -> DesignScaling:
@@ -76,13 +77,14 @@ class DesignScaling:
             center[varying] = mean[varying]
             scale[varying] = std[varying]
             center[mostly_zero] = 0.0
-            value = float(first_row[intercept])
+            # before the guard below: 1e-8 * 1e-8 underflows nothing here
+            scale[intercept] = first_row[intercept]
         else:
-            intercept, value = None, 1.0
+            intercept = None
             scale[varying] = rms[varying]
         # a std of zero cannot happen for a varying column, but guard tiny ones
         scale[scale == 0] = 1.0
-        return cls(center, scale, intercept, value)
+        return cls(center, scale, intercept)
 
     def transform_exog(self, exog: np.ndarray) -> np.ndarray:
         """Standardised design ``z`` (one new array: the division in place)."""
@@ -95,10 +97,9 @@ class DesignScaling:
         weights = np.asarray(weights, dtype=float)
         internal = weights * self.scale
         if self.intercept_index is not None:
-            internal[:, self.intercept_index] = (
-                weights[:, self.intercept_index]
-                + weights @ self.center / self.intercept_value
-            )
+            # the centres of the other columns move into the intercept (the
+            # intercept's own centre is 0)
+            internal[:, self.intercept_index] += weights @ self.center
         return internal
 
     def to_user(self, internal: np.ndarray) -> np.ndarray:
@@ -109,7 +110,7 @@ class DesignScaling:
             c = self.intercept_index
             slopes = weights.copy()
             slopes[:, c] = 0.0
-            weights[:, c] = internal[:, c] - slopes @ self.center / self.intercept_value
+            weights[:, c] = (internal[:, c] - slopes @ self.center) / self.scale[c]
         return weights
 
     def jacobian_to_user(self) -> np.ndarray:
