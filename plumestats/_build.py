@@ -59,6 +59,9 @@ def build_results(
         data_sums,
         gate_mass=data_sums.gate_mass[order],
         meat_root=None if data_sums.meat_root is None else data_sums.meat_root[:, perm],
+        score_gram=None
+        if data_sums.score_gram is None
+        else data_sums.score_gram[np.ix_(order, order)],
     )
     # statsmodels' optimisers record the path in the user's units already
     engine_units = scaling if settings["method"] == "em" else None
@@ -194,7 +197,6 @@ def _make_results(
     # estimated: the diagnostics read the information of the others
     diagnostics = compute_diagnostics(
         model,
-        params[: model.k * model.k_vars],
         basis.T @ neg_hess @ basis,
         basis.T @ grad,
         retvals,

@@ -140,18 +140,19 @@ class FitDiagnostics:
         )
 
 
-def _duplicated(weights: np.ndarray, gram: np.ndarray) -> bool:
-    diff = weights[:, None, :] - weights[None, :, :]
-    gap = np.einsum("ijp,pq,ijq->ij", diff, gram, diff)
-    size = np.einsum("ip,pq,iq->i", weights, gram, weights)
+def _duplicated(score_gram: np.ndarray) -> bool:
+    """Whether two faces score the rows alike: ``sum_n (a_ni - a_nj)^2``
+    below :data:`DUPLICATE_LIMIT` squared of the larger ``sum_n a_n^2``,
+    from the Gram of the faces' scores (``G_ii + G_jj - 2 G_ij``)."""
+    size = np.diagonal(score_gram)
+    gap = size[:, None] + size[None, :] - 2.0 * score_gram
     scale = np.maximum(size[:, None], size[None, :])
-    off = ~np.eye(len(weights), dtype=bool)
+    off = ~np.eye(len(size), dtype=bool)
     return bool(np.any(gap[off] < DUPLICATE_LIMIT**2 * scale[off]))
 
 
 def compute_diagnostics(
     model,
-    params: np.ndarray,
     neg_hess_internal: np.ndarray,
     grad_internal: np.ndarray,
     retvals: dict,
@@ -162,7 +163,7 @@ def compute_diagnostics(
     standardised coordinates (penalty included) and the fit's ``retvals``.
 
     What they need from the data (perfectly fitted rows, gate mass, the Gram
-    matrix) comes from the fit's one pass over the rows, ``data_sums``
+    of the faces' scores) comes from the fit's one pass over the rows, ``data_sums``
     (:class:`plumestats._problem.DataSums`).
     """
     nobs = model.nobs
@@ -188,9 +189,9 @@ def compute_diagnostics(
     # stays regular; only an unpenalised collapse leaves a flat direction
     collapsed = model.k > 1 and alpha == 0.0
     if collapsed:
-        weights = np.reshape(params, (model.k, -1))
-        gram = data_sums.gram / nobs
-        collapsed = bool(np.any(gate_mass < model.k_vars)) or _duplicated(weights, gram)
+        collapsed = bool(np.any(gate_mass < model.k_vars)) or _duplicated(
+            data_sums.score_gram
+        )
     flags = []
     if not retvals.get("converged", False):
         flags.append("not_converged")

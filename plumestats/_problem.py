@@ -352,11 +352,10 @@ class Problem:
         :meth:`gradient` and :meth:`neg_hessian` then reuse).
 
         The sums are in the engine's standardised coordinates and mapped to the
-        user's exactly: the rows are ``x_n = B' z_n`` and the user scores
-        ``J' s_n`` with ``B`` the per-face map of
-        :class:`~plumestats._scaling.DesignScaling` and ``J = I_K (x) B`` (the
-        extras unchanged), so ``X'X = B' (Z'Z) B`` and
-        ``sum_n s_n s_n' = J' (sum_n s^z_n s^z_n') J``.
+        user's exactly: the user scores are ``J' s_n`` with ``J = I_K (x) B``
+        (``B`` the per-face map of :class:`~plumestats._scaling.DesignScaling`,
+        the extras unchanged), so ``sum_n s_n s_n' = J' (sum_n s^z_n s^z_n')
+        J``. The faces' scores ``a_nk = w_k' x_n = b_k' z_n`` need no map.
         """
         self._next_hessian = "hess"
         need = {"grad", "hess", "L", "n_perfect", "gate", "confusion"}
@@ -364,7 +363,6 @@ class Problem:
         need |= {"meat"} if meat else set()
         self._fill(point, need)
         sums = point.sums
-        rows = scaling.jacobian_to_internal()
         jacobian = user_jacobian(scaling, self.k, self.objective.n_extra, internal=True)
         return DataSums(
             llf=float(sums["L"]),
@@ -372,7 +370,9 @@ class Problem:
             gate_mass=np.asarray(sums["gate"], dtype=float),
             radius=float(self.source.radius),
             confusion=np.asarray(sums["confusion"]),
-            gram=rows.T @ sums["gram"] @ rows if gram else None,
+            # the faces' scores' Gram from the engine's rows and weights: in
+            # the user's units X'X cancels where a column's mean is 1e9 sds
+            score_gram=_score_gram(point.params, sums, self.k) if gram else None,
             # the root in the engine's coordinates, where the scores are of
             # one scale, then mapped: a root of the user's meat loses the small
             # directions of a design in mixed units (x1 * 1e4 beside x2 * 1e-4)
@@ -413,8 +413,9 @@ class DataSums:
         Largest row norm :math:`\\max_n \\|x_n\\|` of the raw design.
     confusion : ndarray, shape (2, 2)
         Observed 0/1 against predicted at 0.5 (``pred_table()``).
-    gram : ndarray, shape (p, p), or None
-        :math:`X'X` (when the collapsed-expert check needs it).
+    score_gram : ndarray, shape (K, K), or None
+        :math:`\\sum_n a_{nk} a_{nj}`, the Gram of the faces' scores
+        :math:`a_{nk} = w_k' x_n` (when the collapsed-expert check needs it).
     meat_root : ndarray, or None
         A square ``R`` with ``R'R`` :math:`= \\sum_n s_n s_n'` of the
         observation scores (robust covariances): it stands for the scores,
@@ -426,8 +427,14 @@ class DataSums:
     gate_mass: np.ndarray
     radius: float
     confusion: np.ndarray
-    gram: np.ndarray | None = None
+    score_gram: np.ndarray | None = None
     meat_root: np.ndarray | None = None
+
+
+def _score_gram(params: np.ndarray, sums: dict, k: int) -> np.ndarray:
+    """``B Z'Z B'`` for the faces' weights ``B`` in the engine's coordinates."""
+    faces = params[: k * sums["gram"].shape[0]].reshape(k, -1)
+    return faces @ sums["gram"] @ faces.T
 
 
 def _root_of(meat: np.ndarray) -> np.ndarray:

@@ -257,7 +257,7 @@ def test_block_sums_equal_in_memory_problem(variant, layout, weighted, monkeypat
         )
         sums = problem.data_sums(problem.terms(base), scaling, meat=True, gram=True)
         meat = sums.meat_root.T @ sums.meat_root  # a root is one of many
-        problem.values += (sums.llf, meat, sums.gram, sums.confusion)
+        problem.values += (sums.llf, meat, sums.score_gram, sums.confusion)
     for got, expected in zip(blocks.values, whole.values, strict=True):
         assert_allclose(got, expected, rtol=1e-11, atol=1e-9)
     for got, expected in zip(

@@ -3,6 +3,8 @@ fire on injected separation and a collapsed expert but not on a regular fit."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import statsmodels.api as sm
@@ -108,9 +110,10 @@ def test_duplicated_expert_is_collapsed():
     from plumestats._diagnostics import _duplicated
 
     weights = np.array([[1.0, 2.0, 0.0], [1.0, 2.0 + 1e-4, 0.0], [0.0, -1.0, 1.0]])
-    gram = np.eye(3)
-    assert _duplicated(weights, gram)
-    assert not _duplicated(weights[[0, 2]], gram)
+    gram = np.eye(3)  # the rows' Gram: the faces' scores' Gram is W G W'
+    assert _duplicated(weights @ gram @ weights.T)
+    kept = weights[[0, 2]]
+    assert not _duplicated(kept @ gram @ kept.T)
 
 
 def test_stopped_early_is_flagged():
@@ -130,3 +133,15 @@ def test_diagnostics_survive_remove_data(tmp_path):
     res.remove_data()
     assert res.diagnostics is before
     assert "Diagnostics:" in str(res.summary())
+
+
+def test_a_large_column_mean_raises_no_false_collapse():
+    # x1 shifted by 1e9 standard deviations: the faces' scores' Gram comes
+    # from the engine's standardised rows (in the user's units X'X cancelled
+    # and flagged a collapsed expert with a HessianInversionWarning)
+    data, _ = ps.simulate_polyhedron(1000, d=2, k=3, noise=0.05, random_state=1)
+    shifted = data.assign(x1=data["x1"] + 1e9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = ps.plume("y ~ x1 + x2", shifted, k=3).fit(random_state=0)
+    assert res.diagnostics.flags == ()
