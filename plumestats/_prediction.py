@@ -382,7 +382,7 @@ def predict_at(model, params, exog, which: str):
             columns=model.k if which in ("gate", "expert", "linear") else None,
             **model._predict_settings(model._check_params(params), which),
         )
-    exog = np.asarray(exog, dtype=float)
+    exog = _float_rows(exog, model.exog_names)
     if exog.ndim == 1:
         exog = exog[None, :]
     if exog.shape[1] != model.k_vars:
@@ -393,3 +393,27 @@ def predict_at(model, params, exog, which: str):
     return predict_rows(
         exog, **model._predict_settings(model._check_params(params), which)
     )
+
+
+def _float_rows(exog, names) -> np.ndarray:
+    """``exog`` as floats, or a ``ValueError`` naming the column that holds
+    text (numpy's said only "could not convert string to float: 'a'")."""
+    try:
+        return np.asarray(exog, dtype=float)
+    except (ValueError, TypeError):
+        pass
+    frame = pd.DataFrame(np.atleast_2d(np.asarray(exog, dtype=object)))
+    if hasattr(exog, "columns"):
+        frame.columns = list(exog.columns)
+    elif frame.shape[1] == len(names):
+        frame.columns = list(names)
+    for column in frame.columns:
+        values = frame[column]
+        text = values.notna() & pd.to_numeric(values, errors="coerce").isna()
+        if text.any():
+            raise ValueError(
+                f"column {column!r} of the new data must hold numbers, but holds "
+                f"{values[text].iloc[0]!r}; convert it (pd.to_numeric) or "
+                "correct the value"
+            ) from None
+    return np.asarray(frame, dtype=float)  # the error itself, if none was found

@@ -9,6 +9,7 @@ import numpy as np
 
 __all__ = [
     "MAX_GAMMA",
+    "MIN_GAMMA",
     "as_grid",
     "check_choice",
     "check_flag",
@@ -59,12 +60,19 @@ def check_positive_float(value, name: str, allow_zero: bool = False) -> float:
 # experts' in the Newton steps: EM stalls at its start (seen from gamma = 1e8)
 # and gamma**2 overflows from about 1e154.
 MAX_GAMMA = 1e6
+# Below this the gate is soft only for weights of order 1 / gamma, where the
+# experts' probabilities are 0 or 1 to rounding: at 1e-6 a simulated fit
+# with a finite maximum (llf -111.52, |w| ~ 2e6) was called separated, and
+# its maximum refused as a start (``_fitting._MAX_START_WEIGHT``); from 1e-5
+# the default fit missed that maximum by 2.8 units (1e-4: 0.28).
+MIN_GAMMA = 1e-4
 
 
 def check_gamma(
     value, name: str = "gamma", hard: str | None = "HardPolyhedralLogit (ps.spla1)"
 ) -> float:
-    """A gate sharpness: finite, ``> 0`` and at most :data:`MAX_GAMMA`.
+    """A gate sharpness: finite, at least :data:`MIN_GAMMA` and at most
+    :data:`MAX_GAMMA`.
 
     ``hard`` says where the caller offers the hard-gating limit (``None``: it
     does not), for the messages.
@@ -80,6 +88,13 @@ def check_gamma(
             "gamma here"
         )
     value = check_positive_float(value, name)
+    if value < MIN_GAMMA:
+        raise ValueError(
+            f"{name} must be at least {MIN_GAMMA:.0e}, got {value:g}: below that the "
+            "gate is soft only for weights of order 1/gamma, where every expert's "
+            "probability is 0 or 1 and the fit cannot tell a distant maximum from "
+            "separation"
+        )
     if value > MAX_GAMMA:
         remedy = (
             f"for the hard-gating limit use {hard}"

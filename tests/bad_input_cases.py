@@ -544,6 +544,12 @@ refuses(
     "hard-gating model",
 )
 refuses(
+    "gamma=1e-6",
+    lambda: PM(outcome(), design(), k=2, gamma=1e-6),
+    ValueError,
+    "gamma must be at least",
+)
+refuses(
     "gamma=1e7",
     lambda: PM(outcome(), design(), k=2, gamma=1e7),
     ValueError,

@@ -660,6 +660,16 @@ def test_infinite_gamma_points_to_the_hard_model():
         ps.plume_flip(FORMULA, simulated(), k=2, gamma=np.inf)
 
 
+@pytest.mark.parametrize("gamma", [1e-5, 1e-6, 1e-300], ids=lambda v: repr(v))
+def test_tiny_gamma_is_refused_before_it_misreads_a_distant_maximum(gamma):
+    # at 1e-6 a fit with a finite maximum at |w| ~ 2e6 was called separated
+    with pytest.raises(ValueError, match=r"gamma must be at least 1e-04, got"):
+        ps.plume(FORMULA, simulated(), k=2, gamma=gamma)
+    with pytest.raises(ValueError, match=r"every gamma in gammas must be at least"):
+        ps.select_k(FORMULA, simulated(), ks=(2,), gammas=(1.0, gamma))
+    assert ps.plume(FORMULA, simulated(), k=2, gamma=1e-4).fit().converged
+
+
 @pytest.mark.parametrize("gamma", [1e7, 1e8, 1e300], ids=lambda v: repr(v))
 def test_huge_gamma_is_refused_before_it_stalls_or_overflows(gamma):
     # from 1e8 EM stalled at its start, from about 1e154 gamma**2 overflowed
@@ -1068,6 +1078,16 @@ def test_wrong_width_is_named_with_integer_column_labels():
         res.predict(np.ones((2, 2)))
     with pytest.raises(ValueError, match=r"like the design \(0, 1, 2\)"):
         res.get_margeff(atexog=np.ones((1, 2)))
+
+
+def test_text_in_new_data_is_named_by_its_column(frame_model):
+    # an array-interface model: numpy said "could not convert string to
+    # float: 'a'", naming no column
+    exog, res = frame_model
+    new = exog.head(3).assign(x1=["a", "b", "c"])
+    for rows in (new, new.to_numpy()):
+        with pytest.raises(ValueError, match=r"column 'x1' of the new data must"):
+            res.predict(rows)
 
 
 def test_a_rank_deficient_design_warns_at_the_callers_line():
