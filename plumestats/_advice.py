@@ -31,17 +31,33 @@ _CLI_OPTIONS = {
     "random_state": "--random-state",
     "reseat": "--reseat",
 }
-_CLI_PHRASES = (
-    ("gamma=inf", "--gamma inf"),
-    ("HardPolyhedralLogit (ps.spla1)", "--hard (instead of --gamma)"),
-    ("(chunksize)", "(--chunksize N)"),
-    ("after missing='drop'", "after dropping the rows with missing values"),
-    ("a smaller k", "a smaller --k"),
-    ("cov_kwds['groups']", "the --cluster column"),
-    ("freq_weights", "the --freq-weights column"),
-)
-# text among a column's numbers: the fix is in the file, not in pandas
+# the library's own phrasings, anchored, so that a column or a file of the
+# user's that happens to be named freq_weights is never rewritten
 _CLI_PATTERNS = (
+    (re.compile(r"^gamma=inf\b"), "--gamma inf"),
+    (re.compile(r"HardPolyhedralLogit \(ps\.spla1\)"), "--hard (instead of --gamma)"),
+    (re.compile(r"\(chunksize\)"), "(--chunksize N)"),
+    (re.compile(r"\bor a smaller k\b"), "or a smaller --k"),
+    (
+        re.compile(
+            r"^--random-state must be None, a non-negative integer or a numpy "
+            r"Generator"
+        ),
+        "--random-state must be a non-negative integer",
+    ),
+    (
+        re.compile(r"^freq_weights are all zero\b"),
+        "the --freq-weights column is all zeros",
+    ),
+    (re.compile(r"^freq_weights (has|must)\b"), r"the --freq-weights column \1"),
+    (re.compile(r"\bpositive freq_weights\b"), "positive --freq-weights values"),
+    (re.compile(r"^cov_kwds\['groups'\] has\b"), "the --cluster column has"),
+    (re.compile(r"\(after missing='drop' removed\b"), "(after dropping"),
+    (
+        re.compile(r"\bafter missing='drop' dropped the rows\b"),
+        "after dropping the rows",
+    ),
+    # text among a column's numbers: the fix is in the file, not in pandas
     (
         re.compile(r"mark them missing, e\.g\. pd\.read_csv\(.*?errors='coerce'\)"),
         "correct them in the file, or leave those cells empty (missing)",
@@ -67,16 +83,19 @@ _ESTIMATOR_PARAMS = {
     "reseat": "reseat",
 }
 _ESTIMATOR_WORDS = (
-    (re.compile(r"\bmaxiter\b"), "max_iter"),
-    (re.compile(r"\bfreq_weights\b"), "sample_weight"),
-    (re.compile(r"\bendog\b"), "y"),
+    (re.compile(r"\bIncrease maxiter\b"), "Increase max_iter"),
+    (re.compile(r"^endog must\b"), "y must"),
+    (re.compile(r"\bpositive freq_weights\b"), "positive sample_weight"),
+    (re.compile(r"^freq_weights\b"), "sample_weight"),
 )
 
 
 def in_cli_words(text: str) -> str:
-    """``text`` with the Python API's advice as command-line options:
-    ``fit(alpha=1e-3)`` becomes ``--alpha 1e-3``, a message that starts
-    ``n_init must`` starts ``--n-init must``."""
+    """The library's message ``text`` with its advice as command-line
+    options: ``fit(alpha=1e-3)`` becomes ``--alpha 1e-3``, a message that
+    starts ``n_init must`` starts ``--n-init must``. For the library's
+    messages only: the command's own name the user's columns and files,
+    which are not rewritten."""
 
     def option(match: re.Match) -> str:
         flag = _CLI_OPTIONS.get(match.group(1))
@@ -85,18 +104,17 @@ def in_cli_words(text: str) -> str:
 
     text = _FIT_CALL.sub(option, text)
     text = _NAMED_FIRST.sub(lambda match: _CLI_OPTIONS[match.group(1)], text)
-    for old, new in _CLI_PHRASES:
-        text = text.replace(old, new)
     for pattern, replacement in _CLI_PATTERNS:
         text = pattern.sub(replacement, text)
     return text
 
 
 def in_estimator_words(text: str, estimator: str = "PolyhedralClassifier") -> str:
-    """``text`` with the Python API's advice as the estimator's parameters:
-    ``fit(n_init=20)`` becomes ``PolyhedralClassifier(n_init=20)``,
-    ``maxiter`` ``max_iter``, ``freq_weights`` ``sample_weight`` and
-    ``endog`` ``y``."""
+    """The engine's message ``text`` with its advice as the estimator's
+    parameters: ``fit(n_init=20)`` becomes ``PolyhedralClassifier(n_init=20)``,
+    ``Increase maxiter`` ``Increase max_iter``, and the engine's
+    ``freq_weights`` and ``endog`` ``sample_weight`` and ``y`` (anchored to
+    the engine's phrasings: a feature named ``endog`` stays as it is)."""
 
     def parameter(match: re.Match) -> str:
         name = _ESTIMATOR_PARAMS.get(match.group(1))

@@ -51,10 +51,13 @@ def check_output(output: str, inputs: Mapping[str, str], force: bool) -> None:
     if not output.strip():  # an unset shell variable: say so, write nothing
         raise FileRefused("--output is empty; give a file name, e.g. fit.json")
     if output.endswith(("/", os.sep)) and not target.is_dir():
-        raise FileRefused(
-            f"--output {output}: the folder {output.rstrip('/' + os.sep)} does not "
-            "exist; create it first, or give a file name"
+        folder = output.rstrip("/" + os.sep)
+        problem = (
+            "is not a folder; give a file name"
+            if Path(folder).exists()
+            else "does not exist; create it first, or give a file name"
         )
+        raise FileRefused(f"--output {output}: the folder {folder} {problem}")
     if target.is_dir():
         raise FileRefused(
             f"--output {output} is a folder; give a file name in it, e.g. "

@@ -400,20 +400,23 @@ def _float_rows(exog, names) -> np.ndarray:
     text (numpy's said only "could not convert string to float: 'a'")."""
     try:
         return np.asarray(exog, dtype=float)
-    except (ValueError, TypeError):
-        pass
-    frame = pd.DataFrame(np.atleast_2d(np.asarray(exog, dtype=object)))
+    except (ValueError, TypeError) as exc:
+        error = exc
+    try:
+        frame = pd.DataFrame(np.atleast_2d(np.asarray(exog, dtype=object)))
+    except ValueError:  # ragged rows: numpy's message says so
+        raise error from None
     if hasattr(exog, "columns"):
         frame.columns = list(exog.columns)
     elif frame.shape[1] == len(names):
         frame.columns = list(names)
     for column in frame.columns:
         values = frame[column]
-        text = values.notna() & pd.to_numeric(values, errors="coerce").isna()
+        text = values.map(lambda value: isinstance(value, str | bytes))
         if text.any():
             raise ValueError(
                 f"column {column!r} of the new data must hold numbers, but holds "
                 f"{values[text].iloc[0]!r}; convert it (pd.to_numeric) or "
                 "correct the value"
             ) from None
-    return np.asarray(frame, dtype=float)  # the error itself, if none was found
+    raise error  # not text (a row of lists, a dict): numpy's own message

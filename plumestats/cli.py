@@ -96,7 +96,8 @@ def _explain(
     name = _missing_name(exc)
     if name is not None and name not in data.columns:
         return _unknown_column(name, data, path)
-    message = _first_line(exc)
+    # the library's advice (fit(alpha=...)) as this command's options
+    message = in_cli_words(_first_line(exc))
     if outcome and message.startswith("endog must"):
         # the model's word for the outcome means little on the command line
         message = f"the outcome {outcome!r} must" + message[len("endog must") :]
@@ -223,7 +224,7 @@ def _fit(args: argparse.Namespace) -> None:
             outcome = args.formula.split("~")[0].strip()
             raise _explain(exc, data, args.data, outcome) from exc
         except MemoryError as exc:  # the fit's memory check: what to do here
-            raise CLIError(str(exc)) from exc
+            raise CLIError(in_cli_words(str(exc))) from exc
     _report_warnings(caught)
     if args.output:
         _save_fit(res, args.output)
@@ -489,8 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (CLIError, FileRefused) as exc:
             if ctrl_c.pressed:  # a library reported Ctrl-C as an error of its own
                 return _interrupted()
-            # the library's advice (fit(alpha=...)) as this command's options
-            print(f"{PROG}: error: {in_cli_words(str(exc))}", file=sys.stderr)
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
             return 1
         except BrokenPipeError:
             # the reader stopped early (`plumestats predict ... | head`): no

@@ -301,7 +301,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
             if n_classes < 2:
                 raise ValueError(
                     f"{type(self).__name__} needs samples of 2 classes, but the "
-                    f"data contain only 1 class: {self.classes_[0].item()!r}"
+                    f"data contain only 1 class: {_plain(self.classes_[0])!r}"
                 )
             raise ValueError(
                 f"{type(self).__name__} is a binary classifier. Only binary "
@@ -335,7 +335,10 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 y_coded.astype(float), design, X.shape, sample_weight
             )
         except ValueError as exc:  # the engine's words for y and sample_weight
-            raise ValueError(in_estimator_words(str(exc))) from exc
+            reworded = in_estimator_words(str(exc))
+            if type(exc) is not ValueError or reworded == str(exc):
+                raise  # a LinAlgError stays one
+            raise ValueError(reworded) from exc
         params = np.asarray(results.params, dtype=float)
         self.flip_rate_ = float(results.flip_rate) if self.label_flips else 0.0
         weights = params[: self.k_ * design.shape[1]].reshape(self.k_, -1)
@@ -499,6 +502,12 @@ def _check_labels(y: np.ndarray) -> None:
                 "sorted into classes; give every label the same type (e.g. "
                 "y.astype(str))"
             ) from None
+
+
+def _plain(label):
+    """A label as the user wrote it: numpy's scalars as Python's (their repr
+    is ``np.str_('a')``), other objects as they are."""
+    return label.item() if isinstance(label, np.generic) else label
 
 
 def _check_missing_labels(y) -> None:

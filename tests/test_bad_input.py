@@ -1088,6 +1088,9 @@ def test_text_in_new_data_is_named_by_its_column(frame_model):
     for rows in (new, new.to_numpy()):
         with pytest.raises(ValueError, match=r"column 'x1' of the new data must"):
             res.predict(rows)
+    # rows of unequal length are no text: numpy's own message says what
+    with pytest.raises(ValueError, match=r"inhomogeneous"):
+        res.predict([[1.0, 2.0, 1.0], [1.0, 2.0]], transform=False)
 
 
 def test_a_rank_deficient_design_warns_at_the_callers_line():

@@ -584,6 +584,7 @@ def test_an_existing_output_needs_force(small_csv, tmp_path, capsys):
         ("train.txt/fit.pickle", "the folder .*train.txt is not a folder"),
         # a missing folder with a slash is no folder to give a file name in
         ("nope/", "--output .*nope/: the folder .*nope does not exist"),
+        ("train.txt/", "the folder .*train.txt is not a folder; give a file name$"),
     ],
 )
 def test_bad_output_folders_are_one_line(where, pattern, small_csv, tmp_path):
@@ -954,3 +955,20 @@ def test_data_errors_name_the_commands_options_and_rows(
     message = capsys.readouterr().err
     _one_error_line(message, pattern)
     assert "pd." not in message and "cov_kwds" not in message
+
+
+def test_the_users_names_are_never_reworded(small_csv, tmp_path, capsys):
+    # a column named like the library's keyword: the command's own messages,
+    # which name it, are not rewritten into option names
+    data = pd.read_csv(small_csv).assign(freq_weights=1.0)
+    path = tmp_path / "weights.csv"
+    data.to_csv(path, index=False)
+    assert main(["fit", str(path), SMALL, "--freq-weights", "freq_weight"]) == 1
+    _one_error_line(capsys.readouterr().err, r"did you mean 'freq_weights'\?$")
+    assert main(["fit", str(path), "y ~ x1 + freq_weight"]) == 1
+    _one_error_line(capsys.readouterr().err, r"did you mean 'freq_weights'\?$")
+    # the library's own phrasings still read as the command's
+    data.loc[:, "freq_weights"] = 0.0
+    data.to_csv(path, index=False)
+    assert main(["fit", str(path), SMALL, "--freq-weights", "freq_weights"]) == 1
+    _one_error_line(capsys.readouterr().err, "the --freq-weights column is all zeros")

@@ -290,9 +290,11 @@ def test_multiclass_is_refused_with_a_clear_message(polygon):
         PolyhedralClassifier().fit(X, y)
     with pytest.raises(ValueError, match="only 1 class"):
         PolyhedralClassifier().fit(X, np.ones(len(X)))
-    # the label as the user wrote it, not numpy's repr (np.str_('a'))
-    with pytest.raises(ValueError, match=r"only 1 class: 'a'$"):
-        PolyhedralClassifier().fit(X, ["a"] * len(X))
+    # the label as the user wrote it, not numpy's repr (np.str_('a')), also
+    # from labels held as Python objects
+    for labels in (["a"] * len(X), pd.Series(["a"] * len(X), dtype=object)):
+        with pytest.raises(ValueError, match=r"only 1 class: 'a'$"):
+            PolyhedralClassifier().fit(X, labels)
 
 
 @pytest.mark.parametrize("inside", [2, -1, True, "a"])
