@@ -17,7 +17,9 @@ __all__ = ["in_cli_words", "in_estimator_words"]
 # fit(name=value) in a message, e.g. "Try more starts, e.g. fit(n_init=20)"
 _FIT_CALL = re.compile(r"\bfit\((\w+)=([^()]*)\)")
 # a bad value named at the start of a message: "k must be an integer >= 1"
-_NAMED_FIRST = re.compile(r"^(k|gamma|alpha|n_init|reseat|random_state)\b(?= must)")
+_NAMED_FIRST = re.compile(
+    r"^(k|gamma|alpha|n_init|reseat|random_state|maxiter)\b(?= must)"
+)
 
 # fit's keywords (and the model's) and the command line's options for them
 _CLI_OPTIONS = {
@@ -26,6 +28,7 @@ _CLI_OPTIONS = {
     "cov_type": "--cov-type",
     "gamma": "--gamma",
     "k": "--k",
+    "maxiter": "--maxiter",
     "mstep": "--mstep",
     "n_init": "--n-init",
     "random_state": "--random-state",
@@ -38,6 +41,8 @@ _CLI_PATTERNS = (
     (re.compile(r"HardPolyhedralLogit \(ps\.spla1\)"), "--hard (instead of --gamma)"),
     (re.compile(r"\(chunksize\)"), "(--chunksize N)"),
     (re.compile(r"\bor a smaller k\b"), "or a smaller --k"),
+    (re.compile(r"\bIncrease maxiter\b"), "Increase --maxiter"),
+    (re.compile(r"\bsmall L2 penalty \(alpha\)"), "small L2 penalty (--alpha)"),
     (
         re.compile(
             r"^--random-state must be None, a non-negative integer or a numpy "

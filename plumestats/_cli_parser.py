@@ -161,6 +161,13 @@ def _em_options(fit) -> None:
         "--random-state", type=int, metavar="SEED", help="seed of the starts"
     )
     fit.add_argument(
+        "--maxiter",
+        type=int,
+        default=500,
+        metavar="N",
+        help="most iterations of each EM run (default 500, fit's maxiter)",
+    )
+    fit.add_argument(
         "--chunksize",
         type=_chunksize,
         default=None,

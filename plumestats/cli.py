@@ -212,6 +212,7 @@ def _fit(args: argparse.Namespace) -> None:
             res = model.fit(
                 mstep=args.mstep,
                 n_init=args.n_init,
+                maxiter=args.maxiter,
                 random_state=args.random_state,
                 alpha=args.alpha,
                 reseat=args.reseat,

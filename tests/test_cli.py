@@ -972,3 +972,16 @@ def test_the_users_names_are_never_reworded(small_csv, tmp_path, capsys):
     data.to_csv(path, index=False)
     assert main(["fit", str(path), SMALL, "--freq-weights", "freq_weights"]) == 1
     _one_error_line(capsys.readouterr().err, "the --freq-weights column is all zeros")
+
+
+def test_maxiter_is_an_option_and_the_advice_names_it(small_csv, capsys):
+    # the library's "Increase maxiter" can be followed on the command line
+    assert main(["fit", str(small_csv), SMALL, "--maxiter", "2", "--reseat", "0"]) == 0
+    warning = next(
+        line
+        for line in capsys.readouterr().err.splitlines()
+        if "did not converge" in line
+    )
+    assert "Increase --maxiter, or add a small L2 penalty (--alpha)" in warning
+    assert main(["fit", str(small_csv), SMALL, "--maxiter", "-1"]) == 1
+    _one_error_line(capsys.readouterr().err, "--maxiter must be an integer >= 0")
