@@ -37,6 +37,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 from statsmodels.discrete.discrete_model import Logit
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
@@ -164,6 +165,7 @@ def compare_lr_test(
             f"the two fits use different observations ({restricted.nobs} and "
             f"{full.nobs}); fit both on the same data"
         )
+    _check_same_outcomes(restricted, full)
     # the identified parameters each fit counts (statsmodels' df_model + 1:
     # a collinear design's rank, an L1 fit's nonzero ones), as Logit's test
     n_small, n_large = (round(fit.df_model) + 1 for fit in (restricted, full))
@@ -206,6 +208,25 @@ def compare_lr_test(
         n_unsettled,
         draws,
     )
+
+
+def _check_same_outcomes(restricted, full) -> None:
+    """Fits of as many observations can still be of other data: their
+    outcomes, where both are in memory, must be the same, row by row (the
+    designs may differ: nested models)."""
+    outcomes = [
+        getattr(getattr(fit, "model", None), "endog", None)
+        for fit in (restricted, full)
+    ]
+    if not all(isinstance(y, np.ndarray | pd.Series) for y in outcomes):
+        return  # removed data, or on Dask: nothing to compare without a pass
+    first, second = (np.asarray(y, dtype=float).ravel() for y in outcomes)
+    if first.shape == second.shape and not np.array_equal(first, second):
+        raise ValueError(
+            "the two fits have different outcomes (as many observations, other "
+            "values or another order): the test compares fits of the same data; "
+            "fit both on it"
+        )
 
 
 def _check_bootstrappable(restricted, full) -> None:

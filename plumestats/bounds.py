@@ -26,6 +26,7 @@ number of errors on held-out data; it needs fresh data but no complexity term.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -182,9 +183,26 @@ def rademacher_bound(
             "exog (or radius) and weights must be finite: drop the rows with "
             "missing values, as the fit did"
         )
+    _check_bound_inputs(nobs, mean_nll, gamma, k)
     return _bound_from_norms(
         np.linalg.norm(weights, axis=1), radius, nobs, mean_nll, gamma, delta, k
     )
+
+
+def _check_bound_inputs(nobs, mean_nll, gamma, k: int) -> None:
+    """What the bound's formula assumes, named (``nobs=0`` was a bare
+    ZeroDivisionError, ``gamma=-1`` a bound of a model that does not exist).
+    ``nobs`` may be a weighted count; gamma does not enter at K = 1."""
+    if not (np.isfinite(nobs) and nobs > 0):
+        raise ValueError(f"nobs must be a finite number > 0, got {nobs}")
+    if not (np.isfinite(mean_nll) and mean_nll >= 0):
+        raise ValueError(
+            f"mean_nll must be a finite number >= 0 (-llf / nobs), got {mean_nll}"
+        )
+    if k > 1 and not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(
+            f"gamma must be a finite number > 0 with K = {k} faces, got {gamma}"
+        )
 
 
 def _bound_from_norms(norms, radius, nobs, mean_nll, gamma, delta, k):
@@ -306,9 +324,9 @@ def holdout_bound(errors: int, nobs: int, delta: float = 0.05) -> HoldoutBound:
     """
     if not 0 < delta < 1:
         raise ValueError(f"delta must lie in (0, 1), got {delta}")
-    if int(nobs) != nobs or nobs < 1:
+    if not np.isfinite(nobs) or int(nobs) != nobs or nobs < 1:
         raise ValueError(f"nobs must be a positive integer, got {nobs}")
-    if int(errors) != errors or not 0 <= errors <= nobs:
+    if not np.isfinite(errors) or int(errors) != errors or not 0 <= errors <= nobs:
         raise ValueError(
             f"errors must be an integer between 0 and nobs ({nobs}), got {errors}"
         )
@@ -382,6 +400,10 @@ class BoundsMixin:
         -------
         HoldoutBound
         """
+        if not (isinstance(threshold, numbers.Real) and 0 <= threshold <= 1):
+            raise ValueError(
+                f"threshold must be a probability in [0, 1], got {threshold!r}"
+            )
         observed, probability = held_out_outcomes(self, test_data)
         errors = int(np.sum((probability > threshold) != (observed == 1)))
         return holdout_bound(errors, observed.size, delta)
@@ -405,6 +427,7 @@ def held_out_outcomes(results, test_data) -> tuple[np.ndarray, np.ndarray]:
             "test_data must be a DataFrame (formula models) or a pair (endog, "
             f"exog); got {type(test_data).__name__}"
         )
+    _check_aligned(endog, exog)
     probability = np.asarray(results.predict(exog), dtype=float).ravel()
     labels = pd.Series(np.asarray(endog).ravel())
     if labels.size != probability.size:
@@ -429,3 +452,17 @@ def held_out_outcomes(results, test_data) -> tuple[np.ndarray, np.ndarray]:
     if not complete.any():
         raise ValueError("the test data have no complete rows (outcome and features)")
     return observed.to_numpy(dtype=float)[complete], probability[complete]
+
+
+def _check_aligned(endog, exog) -> None:
+    """A pair of pandas objects is read row by row, by position: their
+    indexes must agree, or the outcomes would meet other rows' features."""
+    indexes = [getattr(part, "index", None) for part in (endog, exog)]
+    if all(isinstance(index, pd.Index) for index in indexes) and not indexes[0].equals(
+        indexes[1]
+    ):
+        raise ValueError(
+            "endog and exog have different indexes, so their rows would be "
+            "paired by position with other rows; align them first (e.g. "
+            "exog.loc[endog.index]) or pass arrays"
+        )

@@ -435,7 +435,8 @@ def plot_select_k(table, criteria: Sequence[str] | None = None, ax=None, chosen=
         criteria = ["aic", "bic"] + [
             c for c in ("cv_accuracy", "cv_logloss") if table[c].notna().any()
         ]
-    criteria = list(criteria)
+    # one name is one criterion (list("bic") would be three letters)
+    criteria = [criteria] if isinstance(criteria, str) else list(criteria)
     allowed = ("llf", "aic", "bic", "cv_accuracy", "cv_logloss")
     wrong = [c for c in criteria if c not in allowed]
     if wrong or not criteria:

@@ -76,11 +76,12 @@ class SelectKResults:
     ----------
     table : DataFrame
         One row per candidate, columns ``k, gamma, llf, aic, bic, cv_accuracy,
-        cv_accuracy_se, cv_logloss, cv_logloss_se, converged``.
+        cv_accuracy_se, cv_logloss, cv_logloss_se, converged`` (and
+        ``lr_pvalue`` with ``criterion="lr_bootstrap"``).
     best : PolyhedralMixtureLogitResults
         The chosen candidate fitted on all the data.
     criterion : str
-        ``"bic"``, ``"aic"`` or ``"cv"``.
+        ``"bic"``, ``"aic"``, ``"cv"`` or ``"lr_bootstrap"``.
     chosen : tuple
         ``(k, gamma)`` of the chosen candidate (gamma NaN for K = 1).
     """

@@ -94,6 +94,37 @@ def test_results_bound_bad_input(fit_and_test):
         holdout_bound(5, 3)
     with pytest.raises(ValueError, match="same observations"):
         res.holdout_bound((test["y"].to_numpy()[:5], pd.DataFrame(test)))
+    # before: a bound for another classifier, or rows paired with others
+    for threshold in (2.0, np.nan, -0.1):
+        with pytest.raises(ValueError, match=r"threshold must be a probability"):
+            res.holdout_bound(test, threshold=threshold)
+    with pytest.raises(ValueError, match="different indexes"):
+        res.holdout_bound((test["y"], test.iloc[::-1]))
+    for errors, nobs in ((np.nan, 10), (3, np.inf)):
+        with pytest.raises(ValueError, match="must be"):
+            holdout_bound(errors, nobs)
+
+
+def test_the_rademacher_bound_names_bad_inputs():
+    from plumestats.bounds import rademacher_bound
+
+    weights = np.ones((2, 3))
+    for options, message in (
+        ({"gamma": -1.0}, "gamma must be a finite number > 0"),
+        ({"gamma": np.inf}, "gamma must be a finite number > 0"),
+        ({"nobs": 0}, "nobs must be a finite number > 0"),
+        ({"mean_nll": -0.5}, "mean_nll must be a finite number >= 0"),
+    ):
+        arguments = {"mean_nll": 0.5, "gamma": 1.0, "nobs": 400, **options}
+        with pytest.raises(ValueError, match=message):
+            rademacher_bound(
+                weights,
+                None,
+                arguments["mean_nll"],
+                arguments["gamma"],
+                radius=4.0,
+                nobs=arguments["nobs"],
+            )
 
 
 def test_results_bound_with_a_true_false_text_outcome():

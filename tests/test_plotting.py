@@ -215,6 +215,12 @@ def test_select_k_panels_and_lines(with_cv, tmp_path):
         assert_allclose(heights, 0.02)  # two standard errors of 0.01
 
 
+def test_select_k_takes_one_criterion_by_name():
+    # "bic" is one criterion, not the letters b, i and c
+    fig = plot_select_k(_select_k_table(False), criteria="bic")
+    assert len(fig.axes) == 1
+
+
 def test_select_k_takes_what_select_k_returns(tmp_path):
     # the docs pass select_k's result itself; it used to take only its .table
     data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)

@@ -200,6 +200,11 @@ def test_compare_lr_test_k_against_k_plus_one(polygon):
     other = plume("y ~ x1 + x2", polygon.iloc[:200], k=3).fit()
     with pytest.raises(ValueError, match="different observations"):
         compare_lr_test(two, other)
+    # as many observations, other data: the outcomes tell (before: a
+    # confident statistic and p-value)
+    shuffled = polygon.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    with pytest.raises(ValueError, match="different outcomes"):
+        compare_lr_test(two, plume("y ~ x1 + x2", shuffled, k=3).fit())
 
 
 def test_compare_lr_test_warns_on_a_worse_larger_fit():
