@@ -104,12 +104,13 @@ def fit_candidates(context: Context, candidates, n_workers: int, enabled: bool):
     out = []
     for position in range(0, len(tasks), n_folds + 1):
         full, *by_fold = done[position : position + n_folds + 1]
-        logprob = None
+        logprob, n_separated = None, 0
         if n_folds:
             logprob = np.empty(context.folds.size)
-            for fold, values in enumerate(by_fold):
+            for fold, (values, separated) in enumerate(by_fold):
                 logprob[context.folds == fold] = values
-        out.append((full, logprob))
+                n_separated += separated
+        out.append((full, logprob, n_separated))
     return out
 
 
@@ -207,7 +208,8 @@ _SEARCH_RETVALS = (
 
 def _fit_without_fold(context: Context, cls, settings, fold: int, options: dict):
     """The held-out rows' log-probabilities of their outcomes under the
-    candidate fitted without ``fold``."""
+    candidate fitted without ``fold``, and whether that fit found separation
+    (its held-out log-loss then counts rows at probabilities near 0 or 1)."""
     test = context.folds == fold
     y01, exog = context.y01, np.asarray(context.exog)
     with warnings.catch_warnings():
@@ -225,10 +227,12 @@ def _fit_without_fold(context: Context, cls, settings, fold: int, options: dict)
             ),
             context.terms,
         )
-        params = np.asarray(model.fit(**options).params)
+        results = model.fit(**options)
+    params = np.asarray(results.params)
     # the fitted model's own log-odds of y = 1 (PLUME, SPLA1 or with flips)
     log_odds = model._log_odds_and_jacobian(params, exog[test], jacobian=False)[0]
-    return outcome_log_probability(log_odds, y01[test])
+    separated = bool(results.mle_retvals.get("separation", False))
+    return outcome_log_probability(log_odds, y01[test]), separated
 
 
 def cv_scores(logprob: np.ndarray, folds: np.ndarray, weights=None) -> dict:

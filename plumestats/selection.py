@@ -62,6 +62,7 @@ SELECT_K_COLUMNS = (
     "cv_accuracy_se",
     "cv_logloss",
     "cv_logloss_se",
+    "cv_separated",
     "converged",
 )
 # warnings that mark a fit as not at a regular maximum (its row: converged=False)
@@ -76,8 +77,12 @@ class SelectKResults:
     ----------
     table : DataFrame
         One row per candidate, columns ``k, gamma, llf, aic, bic, cv_accuracy,
-        cv_accuracy_se, cv_logloss, cv_logloss_se, converged`` (and
-        ``lr_pvalue`` with ``criterion="lr_bootstrap"``).
+        cv_accuracy_se, cv_logloss, cv_logloss_se, cv_separated, converged``
+        (and ``lr_pvalue`` with ``criterion="lr_bootstrap"``).
+        ``cv_separated`` counts the candidate's fold fits that found
+        separation: their held-out rows can sit at probabilities near 0 or 1,
+        which inflates ``cv_logloss`` (a penalty, ``alpha > 0``, keeps them
+        finite). The ``cv_`` columns are NaN without cross-validation.
     best : PolyhedralMixtureLogitResults
         The chosen candidate fitted on all the data.
     criterion : str
@@ -408,7 +413,7 @@ def _tabulate(candidates, fitted, label_flips: bool, folds, weights):
     gamma), the labels of the unsettled fits, the held-out log-probabilities)``;
     warnings other than the fits' diagnostics are issued again."""
     rows, fits, unsettled, held_out, disagreeing = [], {}, [], [], []
-    for (k, gamma), ((results, caught), logprob) in zip(
+    for (k, gamma), ((results, caught), logprob, n_separated) in zip(
         candidates, fitted, strict=True
     ):
         settled = not any(
@@ -433,7 +438,7 @@ def _tabulate(candidates, fitted, label_flips: bool, folds, weights):
             row["flip_rate"] = results.flip_rate
         if folds is not None:
             held_out.append(logprob)
-            row.update(cv_scores(logprob, folds, weights))
+            row.update(cv_scores(logprob, folds, weights), cv_separated=n_separated)
         rows.append(row)
         fits[(k, gamma)] = (results, caught)
         if not row["converged"]:
