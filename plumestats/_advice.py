@@ -16,27 +16,32 @@ __all__ = ["in_cli_words", "in_estimator_words"]
 
 # fit(name=value) in a message, e.g. "Try more starts, e.g. fit(n_init=20)"
 _FIT_CALL = re.compile(r"\bfit\((\w+)=([^()]*)\)")
-# a bad value named at the start of a message: "k must be an integer >= 1"
-_NAMED_FIRST = re.compile(
-    r"^(k|gamma|alpha|n_init|reseat|random_state|maxiter)\b(?= must)"
-)
+# a value's quotes, which an option on the command line goes without
+_QUOTES = "\"'"
 
-# fit's keywords (and the model's) and the command line's options for them
-_CLI_OPTIONS = {
-    "alpha": "--alpha",
-    "chunksize": "--chunksize",
-    "cov_type": "--cov-type",
-    "gamma": "--gamma",
-    "k": "--k",
-    "maxiter": "--maxiter",
-    "mstep": "--mstep",
-    "n_init": "--n-init",
-    "random_state": "--random-state",
-    "reseat": "--reseat",
+# fit's keywords (and the model's), and for each the command line's option and
+# the estimator's parameter (None: that front end has none)
+_KEYWORDS = {
+    "alpha": ("--alpha", "alpha"),
+    "chunksize": ("--chunksize", None),
+    "cov_type": ("--cov-type", None),
+    "gamma": ("--gamma", None),
+    "init": (None, "init"),
+    "k": ("--k", None),
+    "maxiter": ("--maxiter", "max_iter"),
+    "mstep": ("--mstep", "mstep"),
+    "n_init": ("--n-init", "n_init"),
+    "random_state": ("--random-state", None),
+    "reseat": ("--reseat", "reseat"),
 }
 # the library's own phrasings, anchored, so that a column or a file of the
 # user's that happens to be named freq_weights is never rewritten
 _CLI_PATTERNS = (
+    # a bad value named at the start of a message: "k must be an integer >= 1"
+    (
+        re.compile(r"^(k|gamma|alpha|n_init|reseat|random_state|maxiter)\b(?= must)"),
+        lambda match: _KEYWORDS[match[1]][0],
+    ),
     (re.compile(r"^gamma=inf\b"), "--gamma inf"),
     (re.compile(r"HardPolyhedralLogit \(ps\.spla1\)"), "--hard (instead of --gamma)"),
     (re.compile(r"\(chunksize\)"), "(--chunksize N)"),
@@ -56,7 +61,6 @@ _CLI_PATTERNS = (
     ),
     (re.compile(r"^freq_weights (has|must)\b"), r"the --freq-weights column \1"),
     (re.compile(r"\bpositive freq_weights\b"), "positive --freq-weights values"),
-    (re.compile(r"^cov_kwds\['groups'\] has\b"), "the --cluster column has"),
     (re.compile(r"\(after missing='drop' removed\b"), "(after dropping"),
     (
         re.compile(r"\bafter missing='drop' dropped the rows\b"),
@@ -78,15 +82,7 @@ _CLI_PATTERNS = (
     ),
 )
 
-# fit's keywords and PolyhedralClassifier's parameters for them
-_ESTIMATOR_PARAMS = {
-    "alpha": "alpha",
-    "init": "init",
-    "maxiter": "max_iter",
-    "mstep": "mstep",
-    "n_init": "n_init",
-    "reseat": "reseat",
-}
+# the engine's phrasings in the estimator's words, anchored as above
 _ESTIMATOR_WORDS = (
     (re.compile(r"\bIncrease maxiter\b"), "Increase max_iter"),
     (re.compile(r"^endog must\b"), "y must"),
@@ -103,15 +99,12 @@ def in_cli_words(text: str) -> str:
     which are not rewritten."""
 
     def option(match: re.Match) -> str:
-        flag = _CLI_OPTIONS.get(match.group(1))
-        value = match.group(2).strip("\"'")
-        return match.group(0) if flag is None else f"{flag} {value}"
+        flag = _KEYWORDS.get(match[1], (None, None))[0]
+        if flag is None:
+            return match[0]
+        return f"{flag} {match[2].strip(_QUOTES)}"
 
-    text = _FIT_CALL.sub(option, text)
-    text = _NAMED_FIRST.sub(lambda match: _CLI_OPTIONS[match.group(1)], text)
-    for pattern, replacement in _CLI_PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
+    return _reword(text, option, _CLI_PATTERNS)
 
 
 def in_estimator_words(text: str, estimator: str = "PolyhedralClassifier") -> str:
@@ -122,12 +115,16 @@ def in_estimator_words(text: str, estimator: str = "PolyhedralClassifier") -> st
     the engine's phrasings: a feature named ``endog`` stays as it is)."""
 
     def parameter(match: re.Match) -> str:
-        name = _ESTIMATOR_PARAMS.get(match.group(1))
-        if name is None:
-            return match.group(0)
-        return f"{estimator}({name}={match.group(2)})"
+        name = _KEYWORDS.get(match[1], (None, None))[1]
+        return match[0] if name is None else f"{estimator}({name}={match[2]})"
 
-    text = _FIT_CALL.sub(parameter, text)
-    for pattern, word in _ESTIMATOR_WORDS:
-        text = pattern.sub(word, text)
+    return _reword(text, parameter, _ESTIMATOR_WORDS)
+
+
+def _reword(text: str, call, patterns) -> str:
+    """``text`` with each ``fit(name=value)`` replaced by ``call``'s words,
+    then each of the front end's ``(pattern, replacement)`` applied."""
+    text = _FIT_CALL.sub(call, text)
+    for pattern, replacement in patterns:
+        text = pattern.sub(replacement, text)
     return text

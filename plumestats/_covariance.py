@@ -39,6 +39,7 @@ __all__ = [
     "PolyhedralInfluence",
     "SandwichData",
     "canonical_cov_type",
+    "cluster_codes",
     "compute_covariance",
     "generalised_leverage",
     "invert_information",
@@ -198,7 +199,11 @@ _HC_DESCRIPTIONS = {
 }
 
 
-def _cluster(cov, data, cov_kwds):
+def cluster_codes(cov_kwds: dict, n_rows: int) -> np.ndarray:
+    """The integer codes of ``cov_type='cluster'``'s labels, ``(n_rows, 1)``
+    or ``(n_rows, 2)``, or a ``ValueError`` naming what is wrong with
+    ``cov_kwds``: what a fit checks before its runs, so that bad labels are
+    refused before the work, not after it."""
     unknown = set(cov_kwds) - {"groups", "use_correction", "df_correction"}
     if unknown:
         raise ValueError(
@@ -211,7 +216,11 @@ def _cluster(cov, data, cov_kwds):
             "cov_kwds={'groups': labels} with one label per observation (or two "
             "columns of labels for two-way clustering)"
         )
-    codes = _cluster_codes(cov_kwds["groups"], data.n_rows)
+    return _cluster_codes(cov_kwds["groups"], n_rows)
+
+
+def _cluster(cov, data, cov_kwds):
+    codes = cluster_codes(cov_kwds, data.n_rows)
     use_correction = bool(cov_kwds.get("use_correction", True))
     # clusters of observations: a cluster whose rows all weigh 0 has none
     present = slice(None) if data.freq_weights is None else data.freq_weights > 0

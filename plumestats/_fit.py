@@ -14,7 +14,7 @@ import warnings
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 from ._build import build_results
-from ._covariance import BLOCK_COV_TYPES, canonical_cov_type
+from ._covariance import BLOCK_COV_TYPES, canonical_cov_type, cluster_codes
 from ._direct import fit_direct
 from ._em import EMOptions
 from ._fitting import best_run, em_runs, printer
@@ -130,6 +130,9 @@ def fit_model(
     cov_type = canonical_cov_type(cov_type)
     check_identified(model, alpha)
     chunksize = check_chunksize(model, chunksize, method, cov_type)
+    if cov_type == "cluster" and model._row_source is None:
+        # bad labels refused before the runs, not by the covariance after them
+        cluster_codes(cov_kwds or {}, model.exog.shape[0])
     check_memory(model, chunksize, slabs=method == "em")
     use_t = check_flag(use_t, "use_t", allow_none=True)
     retall = check_flag(retall, "retall")

@@ -37,7 +37,6 @@ from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 from statsmodels.discrete.discrete_model import Logit
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
@@ -218,7 +217,7 @@ def _check_same_outcomes(restricted, full) -> None:
         getattr(getattr(fit, "model", None), "endog", None)
         for fit in (restricted, full)
     ]
-    if not all(isinstance(y, np.ndarray | pd.Series) for y in outcomes):
+    if not all(isinstance(y, np.ndarray) for y in outcomes):
         return  # removed data, or on Dask: nothing to compare without a pass
     first, second = (np.asarray(y, dtype=float).ravel() for y in outcomes)
     if first.shape == second.shape and not np.array_equal(first, second):

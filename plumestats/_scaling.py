@@ -77,7 +77,7 @@ class DesignScaling:
             center[varying] = mean[varying]
             scale[varying] = std[varying]
             center[mostly_zero] = 0.0
-            # before the guard below: 1e-8 * 1e-8 underflows nothing here
+            # the intercept is divided by its own value (nonzero by choice)
             scale[intercept] = first_row[intercept]
         else:
             intercept = None

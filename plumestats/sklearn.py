@@ -489,9 +489,9 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
 
 
 def _check_labels(y: np.ndarray) -> None:
-    """Missing or mutually incomparable labels, named (numpy's sort said
-    "'<' not supported between instances of 'NoneType' and 'str'")."""
-    _check_missing_labels(y)
+    """Mutually incomparable labels, named (numpy's sort said "'<' not
+    supported between instances of 'NoneType' and 'str'"); missing ones were
+    refused before scikit-learn's checks (:func:`_check_missing_labels`)."""
     if y.dtype == object:
         try:
             np.unique(y)  # str with np.str_, int with np.int64: comparable

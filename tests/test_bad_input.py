@@ -1288,3 +1288,21 @@ def test_columns_just_inside_the_magnitude_bound_fit_as_in_standard_units():
         exog[:, 1:] *= scale
         res = PolyhedralMixtureLogit(data["y"].to_numpy(), exog, k=2).fit()
         assert res.llf == pytest.approx(reference.llf, rel=1e-8)
+
+
+def test_bad_cluster_labels_are_refused_before_the_fit(monkeypatch):
+    # a missing label was refused by the covariance, after every EM run
+    from plumestats import _fit
+
+    def no_runs(*args, **kwargs):
+        raise AssertionError("fitted before checking the cluster labels")
+
+    monkeypatch.setattr(_fit, "_run_em", no_runs)
+    data = simulated()
+    groups = np.arange(len(data), dtype=float) % 5
+    groups[3] = np.nan
+    model = ps.plume(FORMULA, data, k=2)
+    with pytest.raises(ValueError, match="1 missing cluster labels"):
+        model.fit(cov_type="cluster", cov_kwds={"groups": groups})
+    with pytest.raises(ValueError, match="needs the cluster labels"):
+        model.fit(cov_type="cluster")
