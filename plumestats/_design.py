@@ -169,7 +169,11 @@ class DesignMatrix:
             return per_obs @ self.values
         out = np.empty((per_obs.shape[0], self.shape[1]))
         out[:, self._dense_cols] = per_obs @ self._dense
-        out[:, self._sparse_cols] = (self._sparse_t @ per_obs.T).T
+        # one sparse product per row of R: scipy's product of several vectors
+        # copies R' into row-major order first (adult, K = 2: 0.21 against
+        # 0.56 ms)
+        for row, weights in zip(out, per_obs, strict=True):
+            row[self._sparse_cols] = self._sparse_t @ weights
         return out
 
     def gram(self, weight: np.ndarray) -> np.ndarray:
@@ -185,14 +189,18 @@ class DesignMatrix:
                 return dense_grams(self.values, weights)
             return _symmetric_from_upper(weights.T @ outer, self._upper)
         n_dense = self._dense_cols.size
+        # the indicator parts read each row's weights together (a gather and
+        # a sparse product): one row-major copy serves both (the likelihood
+        # lays weights out by columns, as the dense part reads them)
+        by_rows = np.ascontiguousarray(weights)
         out = np.empty((weights.shape[1], *[self.shape[1]] * 2))
         head = slice(0, n_dense)
         tail = slice(n_dense, None)
         out[:, head, head] = dense_grams(self._dense, weights)
-        cross = self._cross_grams(weights)
+        cross = self._cross_grams(by_rows)
         out[:, tail, head] = cross
         out[:, head, tail] = cross.transpose(0, 2, 1)
-        out[:, tail, tail] = self._sparse_grams(weights)
+        out[:, tail, tail] = self._sparse_grams(by_rows)
         # the blocks are in split order (dense columns first): back to Z's order
         return out[:, self._unsplit][:, :, self._unsplit]
 

@@ -193,6 +193,15 @@ class Damping:
         factor of a leading block is the factor's leading block)."""
         return Damping(self.matrix[rows, rows], self.inverse_root[rows, rows])
 
+    @cached_property
+    def mean_row_square(self) -> float:
+        """The mean squared length of the rows of ``W`` (``trace(M^-1) /
+        n``), which bounds :meth:`diagonal_scale`'s mean by the Frobenius
+        norm of ``matrix``."""
+        return float(np.einsum("ij,ij->", self.inverse_root, self.inverse_root)) / max(
+            self.inverse_root.shape[0], 1
+        )
+
     def diagonal_scale(self, matrix: np.ndarray) -> np.ndarray:
         """The diagonal of ``W matrix W'``: ``matrix`` in coordinates where
         the metric is the identity (what the damping's floors are scaled by)."""

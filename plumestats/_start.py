@@ -105,9 +105,9 @@ def fit_logistic(exog, y_pm, metric: Ridge, weights=None) -> np.ndarray:
     w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
     ridge = metric.scaled(_START_RIDGE)
     params = np.zeros(design.shape[1])
-    value = _ridge_logistic_value(design, y, w, ridge, params)
+    value, scores = _ridge_logistic_value(design, y, w, ridge, params)
     for _ in range(_START_NEWTON_STEPS):
-        wrong = expit(-y * (design @ params))  # the probability of the other class
+        wrong = expit(-y * scores)  # the probability of the other class
         grad = design.T @ (w * y * wrong) - ridge.times(params)
         # the Gram by the design's indicator split where it has one (adult:
         # 96 columns, most of them one-hot)
@@ -115,7 +115,9 @@ def fit_logistic(exog, y_pm, metric: Ridge, weights=None) -> np.ndarray:
         ridge.add_to(neg_hess)
         step = _newton_direction(neg_hess, grad)
         for _ in range(_START_HALVINGS):
-            trial_value = _ridge_logistic_value(design, y, w, ridge, params + step)
+            trial_value, scores = _ridge_logistic_value(
+                design, y, w, ridge, params + step
+            )
             if trial_value >= value:
                 break
             step = 0.5 * step
@@ -142,9 +144,12 @@ def _newton_direction(neg_hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
     return np.linalg.lstsq(neg_hess, grad, rcond=None)[0]
 
 
-def _ridge_logistic_value(design, y, w, ridge: Ridge, params) -> float:
-    fit = float(w @ log_expit(y * (design @ params)) - 0.5 * ridge.diagonal @ params**2)
-    return fit - ridge.coupling(params)
+def _ridge_logistic_value(design, y, w, ridge: Ridge, params) -> tuple:
+    """The penalised log-likelihood at ``params``, and the scores there (the
+    next Newton step's, when the step is taken)."""
+    scores = design @ params
+    fit = float(w @ log_expit(y * scores) - 0.5 * ridge.diagonal @ params**2)
+    return fit - ridge.coupling(params), scores
 
 
 def start_methods(init: str, n_init: int) -> list[str]:

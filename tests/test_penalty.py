@@ -247,3 +247,26 @@ def test_dropped_columns_leave_the_terms_in_place(frame):
     ]
     assert fits[1].llf == pytest.approx(fits[0].llf, rel=1e-10)
     np.testing.assert_allclose(fits[1].predict(), fits[0].predict(), rtol=1e-8)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_damping_floor_bound_is_above_the_scale_it_stands_for(seed):
+    """The Newton damping's floor is read only where its cheap bound could
+    exceed the damping in hand (plumestats._msteps._scale_bound): the bound
+    must hold for any metric and any symmetric matrix, indefinite ones too
+    (minus a Hessian away from a maximum), or a damping would be chosen
+    below the floor."""
+    from plumestats._msteps import _diagonal_scale, _scale_bound
+    from plumestats._penalty import Damping
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 12))
+    root = np.tril(rng.standard_normal((n, n))) + n * np.eye(n)
+    metric = Damping.of(root @ root.T)
+    half = rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-8, 8)
+    matrix = half + half.T
+    assert _scale_bound(matrix, metric) >= _diagonal_scale(matrix, metric)
+    assert _scale_bound(matrix) == _diagonal_scale(matrix)
+    leading = metric.leading(slice(0, max(n - 1, 1)))
+    part = matrix[: max(n - 1, 1), : max(n - 1, 1)]
+    assert _scale_bound(part, leading) >= _diagonal_scale(part, leading)
