@@ -53,6 +53,9 @@ _FLAT_CURVATURE = 1e-8
 # flat direction leads to infinity rather than to a nearby maximum.
 _SEPARATING_STEP = 0.25
 _DIVERGENCE_WINDOW = 10
+# Two faces whose weights differ by at most this share of the largest weight
+# are one face twice (a strong penalty's maximum merges faces to ~1e-16)
+_TWIN_FACES = 1e-10
 # The longest over-relaxed EM step, in plain EM steps: EM crawls along a ridge
 # at most a few dozen steps long, and a longer extrapolation only risks scores
 # beyond a double's range.
@@ -131,6 +134,7 @@ class _Run:
         self.reopened = False
         self.steps: list[str] = []
         self.newton_phase = False
+        self.twins_checked = False
         self.boundary = False
         self.converged = False
         self.separated = False
@@ -171,10 +175,12 @@ class _Run:
                 return self.stop(True, "converged (gradient vanished)")
             kind = "escape"
         elif self.newton_phase:
-            outcome = self.newton_step(grad)
-            if outcome == "done":
-                return True
-            kind = "newton"
+            outcome, kind = self._split_twins(), "escape"
+            if outcome is None:
+                outcome = self.newton_step(grad)
+                if outcome == "done":
+                    return True
+                kind = "newton"
         if outcome is None:
             kind = "em"
             outcome = self.objective.em_step(
@@ -194,6 +200,29 @@ class _Run:
                 else "stalled: no step raises L, but the gradient is not small",
             )
         return self.accept(outcome, kind, grad)
+
+    def _split_twins(self):
+        """At the run's first Newton step, a step off the saddle where two
+        faces coincide, or None.
+
+        EM moves twin faces alike, so a run started from them (the
+        penalty-path move's start, where a strong penalty merged two faces)
+        stays on the twins' manifold, a saddle of L across it: the gradient
+        has no component along the direction that parts them, only rounding
+        error, and damped Newton steps take tens of iterations to amplify
+        that error until the faces part (pima, K = 3: 38 of the path move's
+        51 iterations), in a direction the rounding chose. One step along the
+        most negative curvature parts them at once, in a direction the
+        Hessian chooses (either sign gives the same fit, the faces
+        swapped)."""
+        if self.twins_checked:
+            return None
+        self.twins_checked = True
+        k = self.problem.k
+        faces = self.params[: self.problem.n_weights].reshape(k, -1)
+        if k < 2 or not _twin_faces(faces):
+            return None
+        return _escape_saddle(self, self.terms)
 
     def newton_step(self, grad):
         """A damped Newton step on L over the free coordinates, or None when
@@ -480,6 +509,15 @@ def _escape_saddle(run: _Run, terms):
                 return trial, trial_terms, False, sign * step * direction
         step *= 0.5
     return None
+
+
+def _twin_faces(faces: np.ndarray) -> bool:
+    """Whether two faces' weights (rows) agree to :data:`_TWIN_FACES` of the
+    largest weight."""
+    scale = max(1.0, float(np.max(np.abs(faces))))
+    gaps = np.max(np.abs(faces[:, None, :] - faces[None, :, :]), axis=-1)
+    np.fill_diagonal(gaps, np.inf)
+    return bool(np.min(gaps) <= _TWIN_FACES * scale)
 
 
 def _vanished_gradient(grad: np.ndarray, problem) -> bool:

@@ -296,3 +296,32 @@ def test_spla1_refuses_over_relaxation():
     with pytest.raises(ValueError, match=r"SPLA1's .* leave em_overrelax at 1"):
         model.fit(em_overrelax=2)
     assert _fit_quietly(model, em_overrelax=1).mle_settings["em_overrelax"] == 1.0
+
+
+def test_twin_faces_are_parted_by_a_step_along_negative_curvature():
+    """A strong penalty merges faces (here two of three, to the last bit),
+    and EM moves twin faces alike: the run at a weak penalty from there
+    starts on a saddle, whose way off only rounding error pointed at. Its
+    first Newton step is a step along the most negative curvature, and the
+    order of the faces in the start does not change the fit."""
+    data, _ = ps.simulate_polyhedron(600, d=2, k=3, random_state=1)
+    exog = data.drop(columns="y")
+    exog.insert(0, "Intercept", 1.0)
+    model = PolyhedralMixtureLogit(data["y"], exog, k=3)
+    merged = model.fit(alpha=1.0, reseat=0, random_state=1).params.to_numpy()
+    faces = merged.reshape(3, -1)
+    gaps = np.abs(faces[:, None] - faces[None]).max(axis=-1)
+    assert np.sort(gaps[np.triu_indices(3, 1)])[0] < 1e-12  # twins
+    fits = [
+        model.fit(start_params=faces[order].ravel(), alpha=1e-3, em_tol=0.01)
+        for order in ([0, 1, 2], [1, 0, 2], [1, 2, 0])
+    ]
+    for res in fits:
+        steps = res.mle_retvals["steps"]
+        assert steps[steps.index("escape") - 1] == "em"
+        assert "newton" not in steps[: steps.index("escape")]
+        fitted = res.params.to_numpy().reshape(3, -1)
+        gaps = np.abs(fitted[:, None] - fitted[None]).max(axis=-1)
+        assert gaps[np.triu_indices(3, 1)].min() > 0.1
+        assert res.llf == pytest.approx(fits[0].llf, abs=1e-8)
+        np.testing.assert_allclose(res.params, fits[0].params, atol=1e-5)
