@@ -7,12 +7,15 @@ skipped with the reason, except under ``CI``, whose test command installs it.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib.util
 import inspect
 import os
 import re
 import subprocess
 import sys
+import tempfile
 from html import unescape
 from pathlib import Path
 
@@ -38,11 +41,41 @@ def html(tmp_path_factory) -> Path:
         pytest.skip(reason)
     out = tmp_path_factory.mktemp("html")
     cmd = [sys.executable, "-m", "sphinx", "-n", "-W", "--keep-going", "-b", "html"]
-    proc = subprocess.run(
-        [*cmd, "-q", str(DOCS), str(out)], capture_output=True, text=True, check=False
-    )
+    with _one_build_at_a_time():
+        proc = subprocess.run(
+            [*cmd, "-q", str(DOCS), str(out)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     assert proc.returncode == 0, f"sphinx-build failed:\n{proc.stderr[-5000:]}"
     return out
+
+
+@contextlib.contextmanager
+def _one_build_at_a_time():
+    """Hold a lock on this checkout's docs while Sphinx builds them.
+
+    A build empties and refills ``docs/generated`` (the autosummary stubs
+    and the examples' output): pytest-xdist without ``--dist loadfile``
+    spreads this file's tests over workers, each builds, and one build
+    emptied the folder under the other (``FileExistsError`` and missing
+    pages, 12 errors of 14 tests). Where ``fcntl`` is missing (Windows) the
+    builds are not serialised: run with ``--dist loadfile`` there.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    digest = hashlib.sha1(str(DOCS).encode()).hexdigest()[:12]
+    lock = Path(tempfile.gettempdir()) / f"plumestats-docs-{digest}.lock"
+    with open(lock, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _text(path: Path) -> str:
