@@ -20,11 +20,13 @@ from statsmodels.tools.sm_exceptions import (
 
 from ._candidate_fits import (
     Context,
+    candidate_label,
     cv_scores,
     fit_candidates,
     formula_refit,
     one_seed,
     stratified_folds,
+    warn_separated_folds,
 )
 from ._diagnostics import caller_stacklevel
 from ._fitting import as_rng
@@ -82,7 +84,8 @@ class SelectKResults:
         ``cv_separated`` counts the candidate's fold fits that found
         separation: their held-out rows can sit at probabilities near 0 or 1,
         which inflates ``cv_logloss`` (a penalty, ``alpha > 0``, keeps them
-        finite). The ``cv_`` columns are NaN without cross-validation.
+        finite); one ``PerfectSeparationWarning`` names such candidates. The
+        ``cv_`` columns are NaN without cross-validation.
     best : PolyhedralMixtureLogitResults
         The chosen candidate fitted on all the data.
     criterion : str
@@ -292,6 +295,8 @@ def select_k(
     table, fits, unsettled, held_out = _tabulate(
         candidates, fitted, label_flips, folds, design[3]
     )
+    if folds is not None:
+        warn_separated_folds(table, int(np.unique(folds).size), alpha)
     if n_workers > 1 and criterion == "lr_bootstrap":
         # the tests refit to draws at the design: fits with their data
         fits = {
@@ -424,7 +429,7 @@ def _tabulate(candidates, fitted, label_flips: bool, folds, weights):
             for w in caught
         )
         if any(issubclass(w.category, LocalMaximaWarning) for w in caught):
-            disagreeing.append(_label(k, gamma))
+            disagreeing.append(candidate_label(k, gamma))
         _reissue(w for w in caught if not _is_fit_diagnostic(w.category))
         row = {
             "k": k,
@@ -442,7 +447,7 @@ def _tabulate(candidates, fitted, label_flips: bool, folds, weights):
         rows.append(row)
         fits[(k, gamma)] = (results, caught)
         if not row["converged"]:
-            unsettled.append(_label(k, gamma))
+            unsettled.append(candidate_label(k, gamma))
     columns = [*SELECT_K_COLUMNS, *(["flip_rate"] if label_flips else [])]
     table = pd.DataFrame(rows).reindex(columns=columns)
     _warn_disagreeing(disagreeing, len(candidates))
@@ -554,10 +559,6 @@ def _flip_rate_at_zero(caught, results) -> bool:
     return bool(results.mle_retvals.get("boundary", False)) and issubclass(
         caught.category, FlipRateBoundaryWarning
     )
-
-
-def _label(k: int, gamma: float) -> str:
-    return f"k={k}" if k == 1 else f"k={k}, gamma={gamma:g}"
 
 
 def _is_fit_diagnostic(category) -> bool:

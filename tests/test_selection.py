@@ -13,7 +13,7 @@ import statsmodels.api as sm
 from conftest import logistic_data
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
-from statsmodels.tools.sm_exceptions import ConvergenceWarning
+from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
 from plumestats import LabelFlipPolyhedralLogit
 from plumestats._candidate_fits import stratified_folds
@@ -335,9 +335,17 @@ def test_fold_fits_that_separate_are_counted():
     # nothing in the table said why
     data, _ = simulate_polyhedron(300, d=2, k=3, noise=0.05, random_state=1)
     grid = {"ks": (1, 2, 3), "gammas": (1.0,), "criterion": "cv", "cv": 5}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    message = r"folds found separation \(k=3, gamma=1: 1 of 5\).*alpha=1e-3"
+    with pytest.warns(PerfectSeparationWarning, match=message) as caught:
         sel = select_k("y ~ x1 + x2", data, random_state=3, **grid)
+    assert len(caught) == 1 and caught[0].filename == __file__
     assert sel.table["cv_separated"].tolist() == [0, 0, 1]
+    # the advice works: with the penalty no fold separates, and the triangle
+    # is chosen
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        penalised = select_k("y ~ x1 + x2", data, random_state=3, alpha=1e-3, **grid)
+    assert penalised.table["cv_separated"].tolist() == [0, 0, 0]
+    assert penalised.chosen[0] == 3
     bic = select_k("y ~ x1 + x2", data, ks=(1,), gammas=(1.0,))
     assert bic.table["cv_separated"].isna().all()  # no folds, no count
