@@ -72,6 +72,8 @@ def build_results(
         user_weights(model.k, order, engine_units, n_extra),
         options["full_output"],
     )
+    if engine_units is not None and "alpha_l1" not in settings:
+        _newton_records(retvals, problem, scaling, point, perm, grad, neg_hess)
     params = user_weights(model.k, np.arange(model.k), scaling, n_extra)(internal[perm])
     # the face of the run (of start_params) behind each reported face
     retvals["face_order"] = order
@@ -93,6 +95,26 @@ def build_results(
         options,
         data_sums,
     )
+
+
+def _newton_records(retvals, problem, scaling, point, perm, grad, neg_hess):
+    r"""What statsmodels' Newton optimiser records, for the EM fit: the
+    function it minimises is minus the objective per observation,
+    :math:`f = -(L - \mathrm{penalty}) / n`, so ``fopt`` is its value and
+    ``score`` and ``Hessian`` its gradient and Hessian at the estimates, in
+    the user's units and the faces' final order (at K = 1 and ``alpha=0``
+    those of ``Logit``); ``warnflag`` is 1 for a fit that did not converge.
+    A script that reads ``mle_retvals["fopt"]`` of ``smf.logit`` reads it
+    here too."""
+    nobs = problem.source.weight_sum
+    jacobian = user_jacobian(scaling, problem.k, problem.objective.n_extra, True)
+    # (the point's log-likelihood is known: no pass over the data)
+    objective = float(problem.objective_value(point.params, point))
+    retvals.setdefault("fopt", -objective / nobs)
+    retvals.setdefault("score", -(jacobian.T @ grad[perm]) / nobs)
+    hessian = jacobian.T @ neg_hess[np.ix_(perm, perm)] @ jacobian
+    retvals.setdefault("Hessian", hessian / nobs)
+    retvals.setdefault("warnflag", 0 if retvals["converged"] else 1)
 
 
 # statsmodels' optimisers' own vectors and matrices over the parameters

@@ -84,3 +84,29 @@ def test_loglike_against_direct_formula():
     expert = 1 / (1 + np.exp(-y_pm[:, None] * scores))
     direct = np.log((gate * expert).sum(axis=1))
     np.testing.assert_allclose(model.loglikeobs(params), direct, rtol=1e-12)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_em_fit_records_newtons_score_and_hessian_in_user_units(k):
+    """``mle_retvals`` of an EM fit holds what statsmodels' Newton records:
+    ``f = -L / n`` at the estimates and its gradient and Hessian in the
+    user's units and the faces' final order. Columns in units 1e4 apart
+    exercise the map from the engine's standardised coordinates."""
+    rng = np.random.default_rng(k)
+    x = rng.standard_normal((400, 2)) * [1e4, 1e-2]
+    exog = np.column_stack([np.ones(400), x])
+    signal = np.minimum(1.0 + x[:, 0] / 1e4, 1.0 - x[:, 1] / 1e-2)
+    y = (signal + 0.8 * rng.logistic(size=400) > 0).astype(float)
+    model = PolyhedralMixtureLogit(y, exog, k=k)
+    res = model.fit(n_init=2, random_state=0)
+    params = np.asarray(res.params)
+    records = res.mle_retvals
+    assert records["fopt"] == pytest.approx(-res.llf / 400, rel=1e-12)
+    np.testing.assert_allclose(
+        records["score"], -model.score(params) / 400, atol=1e-9 * np.abs(params).max()
+    )
+    expected = -model.hessian(params) / 400
+    np.testing.assert_allclose(
+        records["Hessian"], expected, rtol=1e-7, atol=1e-10 * np.abs(expected).max()
+    )
+    assert records["warnflag"] == (0 if res.converged else 1)

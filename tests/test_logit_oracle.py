@@ -52,6 +52,19 @@ def _assert_same_fit(logit, plume):
     )
     np.testing.assert_array_equal(plume.pred_table(), logit.pred_table())
     np.testing.assert_allclose(plume.predict(), logit.predict(), rtol=1e-9)
+    # what statsmodels' Newton records, read by scripts written for Logit
+    ours, theirs = plume.mle_retvals, logit.mle_retvals
+    np.testing.assert_allclose(ours["fopt"], theirs["fopt"], rtol=1e-10)
+    np.testing.assert_allclose(ours["Hessian"], theirs["Hessian"], rtol=1e-8)
+    np.testing.assert_allclose(ours["score"], theirs["score"], atol=1e-8)
+    assert (
+        (ours["warnflag"], ours["converged"])
+        == (0, True)
+        == (
+            theirs["warnflag"],
+            theirs["converged"],
+        )
+    )
 
 
 def test_pima_matches_logit(pima):
