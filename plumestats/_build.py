@@ -83,7 +83,10 @@ def build_results(
         params[retvals["trimmed"]] = 0.0  # exact, whatever the units' rounding
     if options["disp"]:
         extras = model._report_extras(params)
-        _print_report(retvals, settings, data_sums.llf / model.nobs, extras)
+        # the value statsmodels prints is its fopt: with a penalty, of the
+        # penalised objective
+        value = retvals.get("fopt", -data_sums.llf / problem.nobs)
+        _print_report(retvals, settings, value, extras)
     return _make_results(
         model,
         params,
@@ -105,8 +108,9 @@ def _newton_records(retvals, problem, scaling, point, perm, grad, neg_hess):
     the user's units and the faces' final order (at K = 1 and ``alpha=0``
     those of ``Logit``); ``warnflag`` is 1 for a fit that did not converge.
     A script that reads ``mle_retvals["fopt"]`` of ``smf.logit`` reads it
-    here too."""
-    nobs = problem.source.weight_sum
+    here too. ``n`` counts rows, not frequency weights, as statsmodels'
+    ``fit`` does (``method="newton"`` records the same numbers)."""
+    nobs = problem.nobs
     jacobian = user_jacobian(scaling, problem.k, problem.objective.n_extra, True)
     # (the point's log-likelihood is known: no pass over the data)
     objective = float(problem.objective_value(point.params, point))
@@ -133,7 +137,7 @@ def _reorder_optimizer_retvals(retvals: dict, perm: np.ndarray) -> None:
             retvals[key] = value[np.ix_(perm, perm)]
 
 
-def _print_report(retvals: dict, settings: dict, mean_llf: float, extras="") -> None:
+def _print_report(retvals: dict, settings: dict, value: float, extras="") -> None:
     """statsmodels' optimisers print their own report; add one only where
     plumestats' checks overturn it (a saddle, a stop short of the maximum)."""
     direct = settings["method"] != "em"
@@ -151,7 +155,7 @@ def _print_report(retvals: dict, settings: dict, mean_llf: float, extras="") -> 
     )
     print(
         f"{status}\n"
-        f"         Current function value: {-mean_llf:.6f}\n"
+        f"         Current function value: {value:.6f}\n"
         f"         Iterations: {retvals['iterations']} ({detail}){extras}"
     )
 

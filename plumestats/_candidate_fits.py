@@ -341,8 +341,8 @@ def warn_separated_folds(table: pd.DataFrame, n_folds: int, alpha: float) -> Non
     warnings.warn(
         f"Fits on cross-validation folds found separation ({labels}): a "
         "separated fit predicts probabilities of 0 or 1, so cv_logloss counts "
-        "its held-out errors without bound and cross-validation turns against "
-        f"that candidate. Use {fix}.",
+        "its held-out errors without bound, which turns a choice by "
+        f"cross-validation against that candidate. Use {fix}.",
         PerfectSeparationWarning,
         stacklevel=caller_stacklevel(),
     )

@@ -118,9 +118,13 @@ def _scale_bound(matrix: np.ndarray, metric=None) -> float:
     (a sum over ``matrix`` instead of a product with it: on adult, K = 2, the
     floor was read at every Newton step, 0.3 ms each, and never bound):
     ``|w_i' H w_i| <= ||w_i||^2 ||H||_F`` for the rows ``w_i`` of ``L^-1``."""
-    if metric is None:
-        return _diagonal_scale(matrix)
-    frobenius = float(np.sqrt(np.einsum("ij,ij->", matrix, matrix)))
+    peak = float(np.max(np.abs(matrix), initial=0.0))
+    if metric is None or not 0.0 < peak < np.inf:
+        # (zero, NaN or inf: the scale itself, as before the bound)
+        return _diagonal_scale(matrix, metric)
+    # scaled by the largest entry: squares of entries below 1e-154 underflow
+    scaled = matrix / peak
+    frobenius = peak * float(np.sqrt(np.einsum("ij,ij->", scaled, scaled)))
     # (with a margin for the rounding of both sums)
     bound = (1.0 + 1e-6) * metric.mean_row_square * frobenius
     return max(bound, np.finfo(float).tiny)

@@ -263,10 +263,27 @@ def test_damping_floor_bound_is_above_the_scale_it_stands_for(seed):
     n = int(rng.integers(1, 12))
     root = np.tril(rng.standard_normal((n, n))) + n * np.eye(n)
     metric = Damping.of(root @ root.T)
-    half = rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-8, 8)
+    # entries down to 1e-170, whose squares underflow (a review found the
+    # bound at the smallest double there, below the scale it bounds)
+    half = rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-170, 8)
     matrix = half + half.T
     assert _scale_bound(matrix, metric) >= _diagonal_scale(matrix, metric)
     assert _scale_bound(matrix) == _diagonal_scale(matrix)
     leading = metric.leading(slice(0, max(n - 1, 1)))
     part = matrix[: max(n - 1, 1), : max(n - 1, 1)]
     assert _scale_bound(part, leading) >= _diagonal_scale(part, leading)
+
+
+def test_damping_of_a_tiny_indefinite_matrix_is_found():
+    """minus a Hessian of entries near 1e-165 (a separated fit's curvature
+    falls like exp(-margin)): the damping that makes it positive definite is
+    found from its own scale, not refused."""
+    from plumestats._msteps import damped_solve
+    from plumestats._penalty import Damping
+
+    matrix = np.diag([-1.0, 2.0, 3.0]) * 1e-165
+    direction, lam, undamped = damped_solve(
+        matrix, np.ones(3), 0.0, 1e-200, Damping.of(np.eye(3))
+    )
+    assert not undamped and 1e-165 < lam < 1e-164
+    assert np.all(np.isfinite(direction))
