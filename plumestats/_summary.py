@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 from scipy import stats
 from statsmodels.iolib.summary import Summary, summary_params
@@ -159,8 +161,25 @@ def build_summary(
     )
     if "alpha_l1" in results.mle_settings:
         notes.insert(1, _l1_note(results, labels))
-    smry.add_extra_txt([f"[{i + 1}] {note}" for i, note in enumerate(notes)])
+    width = max(len(line) for table in smry.tables for line in str(table).splitlines())
+    smry.add_extra_txt(
+        [_footnote(f"[{i + 1}] ", note, width) for i, note in enumerate(notes)]
+    )
     return smry
+
+
+def _footnote(label: str, note: str, width: int) -> str:
+    """A note wrapped to the tables' width, its lines after the first
+    indented under its text (statsmodels' own notes come wrapped; ours
+    were one line each, up to 400 characters)."""
+    return textwrap.fill(
+        note,
+        width,
+        initial_indent=label,
+        subsequent_indent=" " * len(label),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 def _model_rows(results, hard: bool, bootstrap) -> list:

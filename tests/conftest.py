@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -52,3 +53,11 @@ def logistic_data(nobs: int = 400, d: int = 3, seed: int = 0) -> pd.DataFrame:
     data = pd.DataFrame(x, columns=[f"x{j + 1}" for j in range(d)])
     data["y"] = y.astype(int)
     return data
+
+
+def unwrapped(summary) -> str:
+    """A summary's text with its wrapped footnotes joined again (a line
+    continued under its ``[n] `` label), so that a phrase of a note is found
+    whatever the wrapping, and a phrase that must be absent cannot hide
+    across a line break."""
+    return re.sub(r"\n {4,5}(?=\S)", " ", str(summary))

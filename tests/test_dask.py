@@ -15,6 +15,7 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import unwrapped
 from numpy.testing import assert_allclose, assert_array_equal
 
 import plumestats.api as ps
@@ -120,7 +121,7 @@ def test_dask_results_inference_and_summary(dask_fit, reference):
     assert_allclose(dask_fit.bic, reference.bic, rtol=1e-10)
     assert dask_fit.nobs == reference.nobs
     assert dask_fit.df_model == reference.df_model
-    text = dask_fit.summary().as_text()
+    text = unwrapped(dask_fit.summary())
     assert "No. Observations:" in text and "4000" in text
     assert "hyperplane h3" in text
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
-from conftest import logistic_data
+from conftest import logistic_data, unwrapped
 from statsmodels.tools.sm_exceptions import ConvergenceWarning, HessianInversionWarning
 
 import plumestats.api as ps
@@ -252,7 +252,7 @@ def test_the_summary_marks_the_zeros():
     res = PolyhedralMixtureLogit(endog, exog, k=1).fit_regularized(
         alpha=10.0, method="l1"
     )
-    text = str(res.summary())
+    text = unwrapped(res.summary())
     assert "L1 penalty:" in text and "L2 penalty:" not in text
     assert "exactly zero (coef 0, std err nan): h1:x3" in text
     assert "Df Model:" in text and f"{res.df_model:g}" in text

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
+from conftest import unwrapped
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -152,7 +153,7 @@ def test_noise_free_labels_give_plume_at_the_boundary():
     np.testing.assert_allclose(res.bse.iloc[:-1], plain.bse, rtol=1e-5)
     assert np.isnan(res.bse.iloc[-1])
     assert res.llf == pytest.approx(plain.llf, abs=1e-5)
-    assert "at its boundary" in str(res.summary())
+    assert "at its boundary" in unwrapped(res.summary())
     # tests on the faces are PLUME's; flip_logit's own stays NaN (it was NaN for
     # every constraint, through 0 * NaN, and wald_test refused)
     constraint = "h1:x1 = h2:x1"
@@ -167,12 +168,12 @@ def test_noise_free_labels_give_plume_at_the_boundary():
     # cov_params itself, as statsmodels' takes it: one row gives a scalar
     row = np.zeros(len(res.params))
     row[1] = 1.0
-    unwrapped = res._results
-    assert unwrapped.cov_params(r_matrix=row) == pytest.approx(
+    inner = res._results
+    assert inner.cov_params(r_matrix=row) == pytest.approx(
         plain.cov_params().iloc[1, 1], rel=1e-4
     )
-    assert unwrapped.cov_params(r_matrix=row, scale=2.0) == pytest.approx(
-        2.0 * unwrapped.cov_params(r_matrix=row), rel=1e-12
+    assert inner.cov_params(r_matrix=row, scale=2.0) == pytest.approx(
+        2.0 * inner.cov_params(r_matrix=row), rel=1e-12
     )
     # TIC and GBIC read the information of the estimated parameters: PLUME's,
     # GBIC counting one parameter more (BIC's log N); the held rate's hold
@@ -237,7 +238,7 @@ def test_results_api(noisy_fit, tmp_path):
     )
     assert res.pred_table().sum() == len(data)
     assert res.hyperplanes.shape == (2, 3)
-    text = str(res.summary())
+    text = unwrapped(res.summary())
     assert "label flips" in text and "flip_logit" in text and "flipped" in text
     path = tmp_path / "flip.pickle"
     res.save(path)
@@ -505,7 +506,7 @@ def test_advice_on_doubtful_errors_names_what_flip_fits_have():
     message = " ".join(str(w.message) for w in caught)
     assert "conf_int(method='profile')" in message
     assert "bootstrap" not in message and "smaller k" not in message
-    assert "bootstrap()" not in str(res.summary())
+    assert "bootstrap()" not in unwrapped(res.summary())
 
 
 def test_advice_names_the_profile_only_where_it_runs():

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
-from conftest import logistic_data
+from conftest import logistic_data, unwrapped
 
 import plumestats.api as ps
 from plumestats import PolyhedralMixtureLogit
@@ -67,7 +67,7 @@ def test_inference_quantities_are_consistent(fitted):
 
 def test_summary_has_header_and_one_block_per_hyperplane(fitted):
     _, res = fitted
-    text = str(res.summary())
+    text = unwrapped(res.summary())
     for label in (
         "Dep. Variable:",
         "Method:",
@@ -95,6 +95,20 @@ def test_summary_has_header_and_one_block_per_hyperplane(fitted):
     assert text.count("P>|z|") == 3
     assert "non-regular" in text
     assert len(res.summary().tables) == 4
+
+
+def test_summary_notes_are_wrapped_to_the_tables_width(fitted):
+    """Each footnote is wrapped to the widest table, its continuation lines
+    under its text (they were single lines of up to 400 characters)."""
+    _, res = fitted
+    summary = res.summary()
+    width = max(
+        len(line) for table in summary.tables for line in str(table).split("\n")
+    )
+    notes = str(summary).split("\n\n", 1)[1].splitlines()
+    assert notes[0].startswith("[1] ") and len(notes) > summary.extra_txt.count("[")
+    assert all(len(line) <= width for line in notes)
+    assert all(line.startswith(("[", "    ")) for line in notes)
 
 
 def test_rademacher_bound_matches_hand_computation(fitted):
@@ -184,7 +198,7 @@ def test_summary_shows_the_bound_as_a_reader_can_use_it(fitted):
     assert f"vacuous (log10 {bound.log10_total:.1f})" in header
     assert bound.log10_total == pytest.approx(bound.log_total / math.log(10))
     assert "e+" not in header.split("Rademacher bnd:")[1].split("\n")[0]
-    note = str(res.summary()).split("Rademacher bound on")[1]
+    note = unwrapped(res.summary()).split("Rademacher bound on")[1]
     assert f"10^{bound.log10_total:.1f}, above 1 and so vacuous" in note
 
 
@@ -288,11 +302,11 @@ def test_remove_data_leaves_no_copy_of_the_design_or_the_clusters():
 def test_remove_data_keeps_summary_and_prediction(fitted):
     data, _ = fitted
     res = plume("y ~ x1 + x2", data, k=3, gamma=2.0).fit()
-    before = str(res.summary()).splitlines()
+    before = unwrapped(res.summary()).splitlines()
     expected = res.predict(data.iloc[:5])
     res.remove_data()
     assert res.model.exog is None
-    after = str(res.summary()).splitlines()
+    after = unwrapped(res.summary()).splitlines()
     # identical but for the time stamp
     assert [line for line in before if "Time:" not in line] == [
         line for line in after if "Time:" not in line
@@ -313,7 +327,7 @@ def test_cluster_covariance_needs_groups():
         model.fit(cov_type="cluster")
     res = model.fit(cov_type="cluster", cov_kwds={"groups": np.arange(400) % 20})
     assert res.cov_type == "cluster" and np.all(np.isfinite(res.bse))
-    assert "cluster" in str(res.summary())
+    assert "cluster" in unwrapped(res.summary())
 
 
 def test_array_interface_and_outcome_codings():
@@ -377,5 +391,5 @@ def test_summary_names_the_optimiser_that_did_not_converge():
         warnings.simplefilter("ignore")  # not converged; its information may not
         res = ps.plume("y ~ x1 + x2", data, k=2).fit(method="bfgs", maxiter=2)
     assert not res.converged
-    text = str(res.summary())
+    text = unwrapped(res.summary())
     assert "The fit did not converge" in text and "EM did not" not in text
