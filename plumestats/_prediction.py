@@ -359,6 +359,15 @@ def predict_rows(
 def predict_at(model, params, exog, which: str):
     """:meth:`PolyhedralMixtureLogit.predict` (``which`` checked): NumPy rows
     give an array, Dask rows a lazy Dask array."""
+    out = _predict_at(model, params, exog, which)
+    if which == "linear" and model.k == 1:
+        # Logit's one value per row: an (n, 1) array broadcast against the
+        # fitted values (n,) to (n, n) without a word
+        return out[:, 0]
+    return out
+
+
+def _predict_at(model, params, exog, which: str):
     if which == "var":
         # model.predict, not predict_rows: a subclass's mean (label flips)
         mean = model.predict(params, exog, which="mean")

@@ -385,7 +385,7 @@ def _predict(results, exog, which: str, what: str):
     """``results.predict(exog, which=which)`` and the row labels of its rows."""
     if exog is not None:
         values = results.predict(exog, which=which)
-        index = values.index if isinstance(values, pd.DataFrame) else None
+        index = values.index if isinstance(values, pd.DataFrame | pd.Series) else None
         return values, index
     _require_data(results, what, "pass exog (new data) or refit the model")
     return results.predict(None, which=which), results.model.data.row_labels
@@ -400,7 +400,8 @@ def _gate_probabilities(results, exog=None):
 def _active_face(results, exog=None):
     """``results.active_face()``; documented there (the public method)."""
     scores, index = _predict(results, exog, "linear", "active_face()")
-    values = np.asarray(scores, dtype=float)
+    # (one column at K = 1, where the scores come as one value per row)
+    values = np.asarray(scores, dtype=float).reshape(len(scores), -1)
     missing = np.isnan(values).any(axis=1)
     owner = np.where(missing, -1, np.argmin(np.where(missing[:, None], 0, values), 1))
     if index is not None:
@@ -420,6 +421,7 @@ def _face_shares(results) -> pd.DataFrame:
     _require_data(results, "face_shares()")
     model = results.model
     scores = model.predict(np.asarray(results.params), which="linear")
+    scores = np.reshape(scores, (len(scores), -1))  # one value per row at K = 1
     owner = np.argmin(scores, axis=1)
     onehot = owner[:, None] == np.arange(results.k)
     y01 = np.asarray(model.endog, dtype=float)

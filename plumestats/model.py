@@ -340,7 +340,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             P (1 - P), as statsmodels' ``Logit``; ``"decision"``:
             ``min_k w_k' x`` (>= 0 inside the polyhedron); ``"gate"``: the K
             gate probabilities; ``"expert"``: the K experts' P(y = 1 | x, k);
-            ``"linear"``: the K scores ``w_k' x``.
+            ``"linear"``: the K scores ``w_k' x`` (K = 1: one, as ``Logit``'s).
         """
         if kwargs:
             raise TypeError(f"predict got unexpected arguments: {sorted(kwargs)}")

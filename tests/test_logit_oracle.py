@@ -267,3 +267,27 @@ def test_cov_kwds_hold_logits_keys(cov_type):
     theirs = smf.logit("y ~ x1 + x2", data).fit(disp=0, **options)
     for key in set(theirs.cov_kwds) - {"description", "groups"}:
         assert ours.cov_kwds[key] == theirs.cov_kwds[key], key
+
+
+def test_k1_linear_predictor_is_logits_one_column():
+    """At K = 1 ``which="linear"`` is the linear predictor, one value per
+    row as ``Logit`` gives it: an ``(n, 1)`` frame broadcast against the
+    fitted values to ``(n, n)`` without a word (a parity probe's find)."""
+    data = logistic_data(nobs=300, d=2, seed=4)
+    logit, plume = _pair("y ~ x1 + x2", data)
+    new = data.iloc[:5]
+    ours, theirs = (
+        plume.predict(new, which="linear"),
+        logit.predict(new, which="linear"),
+    )
+    assert isinstance(ours, pd.Series) and ours.shape == theirs.shape == (5,)
+    pd.testing.assert_index_equal(ours.index, theirs.index)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    fitted = plume.predict(which="linear")
+    assert fitted.shape == (300,)
+    np.testing.assert_allclose(fitted, plume.fittedvalues)
+    exog = plume.model.exog
+    assert plume.model.predict(plume.params, exog, which="linear").shape == (300,)
+    # the faces' own readings stay one column per face
+    assert plume.predict(new, which="gate").shape == (5, 1)
+    assert plume.active_face(new).tolist() == [0] * 5
