@@ -33,8 +33,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from scipy.special import expit, log_expit, logit
-from statsmodels.base._prediction_inference import PredictionResultsMonotonic
+from statsmodels.base._prediction_inference import (
+    PredictionResultsBase,
+    PredictionResultsMonotonic,
+)
 
 from ._dask import is_dask_collection, map_rows
 from ._inference import check_alpha, fixed_params
@@ -161,6 +165,31 @@ class PredictionResults(PredictionResultsMonotonic):
         """``predicted``, ``se``, ``ci_lower`` and ``ci_upper`` per row; ``alpha``
         is one minus the confidence level, strictly between 0 and 1."""
         return super().summary_frame(alpha=check_alpha(alpha))
+
+
+class LinearPredictionResults(PredictionResultsBase):
+    """statsmodels' ``PredictionResultsBase`` (what ``Logit`` gives for
+    ``which="linear"``), its ``alpha`` checked as :class:`PredictionResults`'."""
+
+    def conf_int(self, method: str = "endpoint", alpha: float = 0.05, **kwds):
+        """Normal (or t) intervals of the linear predictor, ``(n, 2)``."""
+        return super().conf_int(method=method, alpha=check_alpha(alpha), **kwds)
+
+    def summary_frame(self, alpha: float = 0.05):
+        """``predicted``, ``se``, ``ci_lower`` and ``ci_upper`` per row."""
+        return super().summary_frame(alpha=check_alpha(alpha))
+
+    @classmethod
+    def of(cls, mean: PredictionResults) -> LinearPredictionResults:
+        """The linear predictor of ``mean``'s rows at K = 1 (their log-odds
+        and its delta-method variance)."""
+        return cls(
+            mean.linpred,
+            mean.linpred_se**2,
+            df=mean.df,
+            dist="t" if mean.dist is stats.t else "norm",
+            row_labels=mean.row_labels,
+        )
 
 
 def free_parameters(results, jacobian: np.ndarray):

@@ -20,7 +20,11 @@ from ._dask import is_dask_collection
 from ._margeff import PolyhedralMargins
 from ._newdata import align_columns, new_design
 from ._objectives import block_confusion
-from ._prediction import outcome_log_probability, prediction_results
+from ._prediction import (
+    LinearPredictionResults,
+    outcome_log_probability,
+    prediction_results,
+)
 from ._rows import InMemoryRows
 from ._validation import require_estimation_data
 from ._weights import weighted_table
@@ -89,9 +93,10 @@ class RowResultsMixin:
             as NaN in rows of the design given directly (as Logit's).
         transform : bool, default True
             Apply the formula to ``exog``.
-        which : {"mean"}
-            P(y = 1 | x), the only prediction with inference; the others are in
-            :meth:`predict`.
+        which : {"mean", "linear"}
+            P(y = 1 | x); at K = 1 also ``"linear"``, the linear predictor
+            ``x'w`` (its intervals symmetric, as ``Logit``'s). The others,
+            and the K scores at K > 1, are in :meth:`predict`.
         row_labels : sequence, optional
             Labels of the rows (default: the index of ``exog``).
         average : bool, default False
@@ -110,11 +115,7 @@ class RowResultsMixin:
             columns ``predicted``, ``se``, ``ci_lower``, ``ci_upper``), with
             ``alpha`` checked to lie in (0, 1).
         """
-        if which != "mean":
-            raise ValueError(
-                "get_prediction supports which='mean' (P(y = 1 | x)), got "
-                f"{which!r}; use results.predict(exog, which=...) for the others"
-            )
+        _check_which(which, self.model.k, average)
         if is_dask_collection(exog) or (
             exog is None and self.model._row_source is not None
         ):
@@ -125,9 +126,11 @@ class RowResultsMixin:
         weights = self.model.freq_weights
         if average and exog is None and agg_weights is None and weights is not None:
             agg_weights = weights * (len(weights) / np.sum(weights))
-        return prediction_results(
+        out = prediction_results(
             self, exog, transform, row_labels, average, agg_weights
         )
+        # at K = 1 the log-odds are the linear predictor: Logit's which="linear"
+        return LinearPredictionResults.of(out) if which == "linear" else out
 
     def _log_odds_and_jacobian(self, design: np.ndarray, jacobian: bool = True):
         """``logit P(y = 1 | x)`` per design row and its gradient in ``params``."""
@@ -443,4 +446,19 @@ def _face_shares(results) -> pd.DataFrame:
             f"frac_{labels[1]}": frac,
         },
         index=_face_names(results.k),
+    )
+
+
+def _check_which(which: str, k: int, average: bool) -> None:
+    """``get_prediction``'s ``which``: ``"mean"``, or ``"linear"`` at K = 1
+    of single rows (statsmodels' ``Logit`` answers ``average=True`` for
+    ``"linear"`` with the rows themselves)."""
+    if which == "mean" or (which == "linear" and k == 1 and not average):
+        return
+    if which == "linear" and k == 1:
+        raise ValueError("average=True is for which='mean' (P(y = 1 | x))")
+    raise ValueError(
+        "get_prediction supports which='mean' (P(y = 1 | x)) and, at k=1, "
+        f"which='linear', got {which!r}; use results.predict(exog, which=...) "
+        "for the others"
     )

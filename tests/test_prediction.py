@@ -171,10 +171,31 @@ def test_intervals_cover_the_true_probability():
     assert np.all((coverage > 0.82) & (coverage < 0.97)), coverage
 
 
+def test_k1_linear_prediction_equals_logits(logit_pair):
+    """At K = 1 ``which="linear"`` is Logit's: the linear predictor with its
+    standard error and symmetric intervals (a missing value dropped, a row
+    far out kept), as statsmodels' ``PredictionResultsBase``; it was refused."""
+    _, logit_res, res = logit_pair
+    ours = res.get_prediction(_new_rows(), which="linear")
+    theirs = logit_res.get_prediction(_new_rows(), which="linear")
+    assert type(ours).__mro__[1] is type(theirs)
+    pd.testing.assert_frame_equal(
+        ours.summary_frame(alpha=0.1), theirs.summary_frame(alpha=0.1), rtol=1e-6
+    )
+    with pytest.raises(ValueError, match="strictly between 0 and 1"):
+        ours.conf_int(alpha=1.5)
+
+
 def test_bad_requests_are_refused(logit_pair):
     _, _, res = logit_pair
     with pytest.raises(ValueError, match="which='mean'"):
-        res.get_prediction(which="linear")
+        res.get_prediction(which="var")
+    with pytest.raises(ValueError, match="average=True is for which='mean'"):
+        res.get_prediction(which="linear", average=True)
+    data, _, _ = logit_pair
+    faces = ps.plume("y ~ x1 + x2", data, k=2).fit(alpha=1e-3)
+    with pytest.raises(ValueError, match="at k=1, which='linear'"):
+        faces.get_prediction(which="linear")
     with pytest.raises(ValueError, match="agg_weights must have one weight"):
         res.get_prediction(_new_rows(), average=True, agg_weights=[1.0, 2.0])
     with pytest.raises(ValueError, match="exog must have 3 columns"):
