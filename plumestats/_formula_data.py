@@ -29,6 +29,7 @@ from ._diagnostics import caller_stacklevel
 from ._validation import check_choice
 
 __all__ = [
+    "FormulaDataError",
     "announce_transform_drops",
     "captured_namespace",
     "check_design_values",
@@ -40,6 +41,17 @@ __all__ = [
     "precheck_formula_data",
     "refuse_numbers_as_text",
 ]
+
+
+class FormulaDataError(ValueError, PatsyError):
+    """A formula that cannot be applied to the data: a ``ValueError`` that
+    leads with the cause, and patsy's ``PatsyError``, which statsmodels
+    raises there, so that ``except PatsyError`` written for ``smf.logit``
+    catches it too."""
+
+    def __init__(self, message: str):
+        ValueError.__init__(self, message)
+        self.message, self.origin = message, None
 
 
 def check_formula_outcome(formula) -> None:
@@ -454,7 +466,7 @@ def model_from_formula(build, formula, data, subset, drop_cols, *args, **kwargs)
                 "the formula was given (eval_env): define it there, or add it "
                 "as a column."
             )
-        raise ValueError(
+        raise FormulaDataError(
             f"could not build the design from the formula {formula!r}: {exc}{hint}"
         ) from exc
     if missing == "drop":

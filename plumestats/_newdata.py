@@ -32,7 +32,7 @@ import pandas as pd
 from patsy import PatsyError
 
 from ._compat import formula_spec, original_error
-from ._formula_data import formula_columns, numpy_backed
+from ._formula_data import FormulaDataError, formula_columns, numpy_backed
 
 __all__ = ["align_columns", "new_design", "text_in_numeric_columns"]
 
@@ -148,7 +148,7 @@ def new_design(results, exog, transform: bool, statsmodels_transform):
         if isinstance(cause, AttributeError) and "dtype" in reason:
             # patsy's only word for text where a number was expected
             reason = _non_numeric_columns(model, frame) or reason
-        raise ValueError(
+        raise FormulaDataError(
             f"could not apply the model's formula to the new data: {reason}"
         ) from exc
 

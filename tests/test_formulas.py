@@ -288,3 +288,25 @@ def test_text_columns_inside_expressions_are_the_expressions_business():
     for formula in ("y ~ x1 + zip", "y ~ x1 + bp", "y ~ I(zip)", "y ~ np.log(bp)"):
         with pytest.raises(ValueError, match=r"column '(zip|bp)' holds numbers"):
             ps.plume(formula, data, k=1)
+
+
+def test_formula_errors_are_caught_as_statsmodels_users_catch_them():
+    """``smf.logit`` raises patsy's ``PatsyError`` where a formula cannot be
+    applied (an unseen level or a missing column in new data, a name that is
+    nowhere): plumestats' clearer ``ValueError`` is one too, so ``except
+    PatsyError`` written for Logit still catches it (a parity probe's find)."""
+    from patsy import PatsyError
+
+    data = pd.DataFrame({"x": np.arange(60.0) % 7, "g": ["a", "b", "c"] * 20})
+    data["y"] = (np.arange(60) % 4 == 0).astype(int)
+    res = ps.plume("y ~ x + C(g)", data, k=1).fit()
+    logit = smf.logit("y ~ x + C(g)", data).fit(disp=0)
+    for new in ({"x": [1.0], "g": ["zzz"]}, {"g": ["a"]}):
+        with pytest.raises(PatsyError):
+            logit.predict(pd.DataFrame(new))
+        with pytest.raises(PatsyError, match="could not apply the model's formula"):
+            res.predict(pd.DataFrame(new))
+        with pytest.raises(ValueError, match="could not apply the model's formula"):
+            res.predict(pd.DataFrame(new))
+    with pytest.raises(PatsyError, match="could not build the design"):
+        ps.plume("y ~ x + not_a_column_anywhere", data)
