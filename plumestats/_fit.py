@@ -38,7 +38,8 @@ FIT_METHODS = ("em", *DIRECT_METHODS)
 # re-seating moves of a default EM fit: on 240 fits of four UCI sets (K = 2
 # and 3, alpha 0 and 1e-3) three moves reached a higher maximum in 107 and a
 # lower one in none, at a median 1.0 to 2.6 times one start (docs/benchmarks);
-# penalised fits (0 < alpha < 1) add the penalty-path move: 2.3 to 3.3 times
+# penalised fits (0 < alpha < 1) add the penalty-path move: 1.9 to 2.8 times
+# (heart and pima, K = 2 and 3; docs/benchmarks/maxima.md)
 DEFAULT_RESEAT = 3
 
 

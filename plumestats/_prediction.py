@@ -180,11 +180,12 @@ class LinearPredictionResults(PredictionResultsBase):
         return super().summary_frame(alpha=check_alpha(alpha))
 
     @classmethod
-    def of(cls, mean: PredictionResults) -> LinearPredictionResults:
-        """The linear predictor of ``mean``'s rows at K = 1 (their log-odds
-        and its delta-method variance)."""
+    def of(cls, mean: PredictionResults, sign: float) -> LinearPredictionResults:
+        """The linear predictor ``x'w`` of ``mean``'s rows at K = 1: their
+        log-odds times ``sign`` (-1 where class 0 is the inside, +1 as in
+        ``Logit``), with its delta-method variance."""
         return cls(
-            mean.linpred,
+            sign * mean.linpred,
             mean.linpred_se**2,
             df=mean.df,
             dist="t" if mean.dist is stats.t else "norm",

@@ -95,8 +95,9 @@ class RowResultsMixin:
             Apply the formula to ``exog``.
         which : {"mean", "linear"}
             P(y = 1 | x); at K = 1 also ``"linear"``, the linear predictor
-            ``x'w`` (its intervals symmetric, as ``Logit``'s). The others,
-            and the K scores at K > 1, are in :meth:`predict`.
+            ``x'w`` (its intervals symmetric, as ``Logit``'s; with
+            ``inside=0`` minus the log-odds; not for label flips). The
+            others, and the K scores at K > 1, are in :meth:`predict`.
         row_labels : sequence, optional
             Labels of the rows (default: the index of ``exog``).
         average : bool, default False
@@ -115,7 +116,7 @@ class RowResultsMixin:
             columns ``predicted``, ``se``, ``ci_lower``, ``ci_upper``), with
             ``alpha`` checked to lie in (0, 1).
         """
-        _check_which(which, self.model.k, average)
+        _check_which(which, self.model, average)
         if is_dask_collection(exog) or (
             exog is None and self.model._row_source is not None
         ):
@@ -129,8 +130,9 @@ class RowResultsMixin:
         out = prediction_results(
             self, exog, transform, row_labels, average, agg_weights
         )
-        # at K = 1 the log-odds are the linear predictor: Logit's which="linear"
-        return LinearPredictionResults.of(out) if which == "linear" else out
+        if which == "linear":  # at K = 1 the log-odds are linear: Logit's
+            return LinearPredictionResults.of(out, self.model.spec.sign)
+        return out
 
     def _log_odds_and_jacobian(self, design: np.ndarray, jacobian: bool = True):
         """``logit P(y = 1 | x)`` per design row and its gradient in ``params``."""
@@ -449,13 +451,21 @@ def _face_shares(results) -> pd.DataFrame:
     )
 
 
-def _check_which(which: str, k: int, average: bool) -> None:
+def _check_which(which: str, model, average: bool) -> None:
     """``get_prediction``'s ``which``: ``"mean"``, or ``"linear"`` at K = 1
     of single rows (statsmodels' ``Logit`` answers ``average=True`` for
-    ``"linear"`` with the rows themselves)."""
-    if which == "mean" or (which == "linear" and k == 1 and not average):
+    ``"linear"`` with the rows themselves), not for the label-flip model,
+    whose log-odds are no linear predictor."""
+    linear = which == "linear" and model.k == 1
+    if which == "mean" or (linear and not average and not model.spec.flips):
         return
-    if which == "linear" and k == 1:
+    if linear and model.spec.flips:
+        raise ValueError(
+            "which='linear' needs log-odds linear in the parameters; the "
+            "label-flip model's are not: use predict(exog, which='linear') for "
+            "x'w"
+        )
+    if linear:
         raise ValueError("average=True is for which='mean' (P(y = 1 | x))")
     raise ValueError(
         "get_prediction supports which='mean' (P(y = 1 | x)) and, at k=1, "

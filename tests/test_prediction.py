@@ -184,6 +184,21 @@ def test_k1_linear_prediction_equals_logits(logit_pair):
     )
     with pytest.raises(ValueError, match="strictly between 0 and 1"):
         ours.conf_int(alpha=1.5)
+    # class 0 inside: x'w is minus the log-odds of y = 1, in both readings
+    data, _, _ = logit_pair
+    flipped = ps.plume("y ~ x1 + x2", data, k=1, inside=0).fit()
+    linear = flipped.get_prediction(data.iloc[:4], which="linear")
+    np.testing.assert_allclose(
+        linear.predicted, flipped.predict(data.iloc[:4], which="linear"), rtol=1e-12
+    )
+    logits = logit_res.predict(data.iloc[:4], which="linear")
+    np.testing.assert_allclose(linear.predicted, -logits, rtol=1e-6)
+    # the label-flip model's log-odds are not linear in its parameters
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # clean labels: the flip rate at 0
+        noisy = ps.plume_flip("y ~ x1 + x2", data, k=1).fit(alpha=1e-3)
+    with pytest.raises(ValueError, match="label-flip model's are not"):
+        noisy.get_prediction(data.iloc[:4], which="linear")
 
 
 def test_bad_requests_are_refused(logit_pair):
