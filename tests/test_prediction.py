@@ -179,9 +179,12 @@ def test_k1_linear_prediction_equals_logits(logit_pair):
     ours = res.get_prediction(_new_rows(), which="linear")
     theirs = logit_res.get_prediction(_new_rows(), which="linear")
     assert type(ours).__mro__[1] is type(theirs)
-    pd.testing.assert_frame_equal(
-        ours.summary_frame(alpha=0.1), theirs.summary_frame(alpha=0.1), rtol=1e-6
+    frame = ours.summary_frame(alpha=0.1)
+    np.testing.assert_allclose(
+        frame.to_numpy(), theirs.summary_frame(alpha=0.1).to_numpy(), rtol=1e-6
     )
+    # the rows' labels (statsmodels 0.14.0 numbered them), the missing one dropped
+    assert frame.index.tolist() == ["a", "c", "far"]
     with pytest.raises(ValueError, match="strictly between 0 and 1"):
         ours.conf_int(alpha=1.5)
     # class 0 inside: x'w is minus the log-odds of y = 1, in both readings
