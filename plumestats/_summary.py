@@ -119,6 +119,44 @@ def _bootstrap_columns(params, boot, alpha):
     return bse, tvalues, pvalues, boot.conf_int(alpha).to_numpy()
 
 
+class _Summary(Summary):
+    """statsmodels' ``Summary`` whose LaTeX escapes the notes: they hold
+    ``%`` ("95% intervals", which commented out the rest of the line) and
+    ``_`` (``cov_type``, an error outside maths), and statsmodels adds them
+    as they are."""
+
+    def as_latex(self) -> str:
+        notes = self.extra_txt
+        if notes is not None:
+            self.extra_txt = _latex_text(notes)
+        try:
+            return super().as_latex()
+        finally:
+            self.extra_txt = notes
+
+
+# LaTeX's special characters in running text, each replaced once
+_LATEX_SPECIALS = str.maketrans(
+    {
+        "\\": r"\textbackslash{}",
+        "&": r"\&",
+        "%": r"\%",
+        "$": r"\$",
+        "#": r"\#",
+        "_": r"\_",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}",
+    }
+)
+
+
+def _latex_text(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped."""
+    return text.translate(_LATEX_SPECIALS)
+
+
 def build_summary(
     results, yname=None, xname=None, title=None, alpha=0.05, bootstrap=None
 ) -> Summary:
@@ -130,7 +168,7 @@ def build_summary(
     bound = None if hard or flips else results.rademacher_bound(0.05)
     if title is None:
         title = f"{type(results.model).__name__} Regression Results"
-    smry = Summary()
+    smry = _Summary()
     labels = _row_labels(results, xname)
     p = results.model.k_vars
     smry.add_table_2cols(

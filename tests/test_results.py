@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import math
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -95,6 +96,19 @@ def test_summary_has_header_and_one_block_per_hyperplane(fitted):
     assert text.count("P>|z|") == 3
     assert "non-regular" in text
     assert len(res.summary().tables) == 4
+
+
+def test_summary_latex_escapes_the_notes(fitted):
+    """The notes' ``%`` commented out the rest of their line in LaTeX and
+    their ``_`` (``cov_type``) stopped it compiling; the text keeps them."""
+    _, res = fitted
+    summary = res.summary()
+    latex = summary.as_latex()
+    notes = latex.split("\\end{center}")[-1]
+    assert re.search(r"(?<!\\)[%_]", notes) is None
+    assert "rademacher\\_bound()" in notes
+    assert "rademacher_bound()" in unwrapped(summary)  # the text as it was
+    assert summary.as_latex() == latex  # the notes are restored after
 
 
 def test_summary_notes_are_wrapped_to_the_tables_width(fitted):
