@@ -62,7 +62,9 @@ def damped_solve(
     Returns ``(direction, lam, was_undamped_pd)``.
     """
     lam = damping
-    floor = None  # the growth's floor, from neg_hess's scale once it is needed
+    # the growth's floor, from neg_hess's scale, and a cheap bound on it: each
+    # computed once, when first needed
+    bound = floor = None
     for _ in range(40):
         # LAPACK's Cholesky directly: what scipy.linalg.cho_factor/cho_solve
         # call, without their checks and wrappers (a tenth of a small fit);
@@ -77,7 +79,9 @@ def damped_solve(
                 if info == 0:
                     return direction, lam, lam == 0.0
         grown = max(_DAMPING_GROWTH * lam, hint)
-        if floor is None and grown < _FLOOR_SHARE * _scale_bound(neg_hess, metric):
+        if bound is None:
+            bound = _FLOOR_SHARE * _scale_bound(neg_hess, metric)
+        if floor is None and grown < bound:
             floor = _FLOOR_SHARE * _diagonal_scale(neg_hess, metric)
         # (a floor left uncomputed is below ``grown``: the bound says so)
         lam = grown if floor is None else max(grown, floor)

@@ -456,19 +456,19 @@ def _check_which(which: str, model, average: bool) -> None:
     of single rows (statsmodels' ``Logit`` answers ``average=True`` for
     ``"linear"`` with the rows themselves), not for the label-flip model,
     whose log-odds are no linear predictor."""
-    linear = which == "linear" and model.k == 1
-    if which == "mean" or (linear and not average and not model.spec.flips):
+    if which == "mean":
         return
-    if linear and model.spec.flips:
+    if which != "linear" or model.k != 1:
+        raise ValueError(
+            "get_prediction supports which='mean' (P(y = 1 | x)) and, at k=1, "
+            f"which='linear', got {which!r}; use results.predict(exog, "
+            "which=...) for the others"
+        )
+    if model.spec.flips:
         raise ValueError(
             "which='linear' needs log-odds linear in the parameters; the "
             "label-flip model's are not: use predict(exog, which='linear') for "
             "x'w"
         )
-    if linear:
+    if average:
         raise ValueError("average=True is for which='mean' (P(y = 1 | x))")
-    raise ValueError(
-        "get_prediction supports which='mean' (P(y = 1 | x)) and, at k=1, "
-        f"which='linear', got {which!r}; use results.predict(exog, which=...) "
-        "for the others"
-    )
