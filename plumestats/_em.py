@@ -170,12 +170,12 @@ class _Run:
             # singular for ever) but a vanished gradient is then a maximum -
             # unless there is negative curvature: a saddle, e.g. two identical
             # experts, which no gradient-based step can leave.
-            outcome = _escape_saddle(self, self.terms)
+            outcome = self._escape(grad)
             if outcome is None:
                 return self.stop(True, "converged (gradient vanished)")
             kind = "escape"
         elif self.newton_phase:
-            outcome, kind = self._split_twins(), "escape"
+            outcome, kind = self._split_twins(grad), "escape"
             if outcome is None:
                 outcome = self.newton_step(grad)
                 if outcome == "done":
@@ -187,7 +187,7 @@ class _Run:
                 self.problem, self.params, self.terms, grad, self.solver, self.boundary
             )
         if outcome is None and self.problem.gate.minorizes:
-            outcome, kind = _escape_saddle(self, self.terms), "escape"
+            outcome, kind = self._escape(grad), "escape"
         if outcome is None:
             # With hard gating L has kinks where scores tie: a maximum can sit on
             # one with a non-zero one-sided gradient, and no step raising L is
@@ -201,7 +201,13 @@ class _Run:
             )
         return self.accept(outcome, kind, grad)
 
-    def _split_twins(self):
+    def _escape(self, grad):
+        """:func:`_escape_saddle` over the coordinates the Newton steps move
+        (a flip rate held at its boundary stays there)."""
+        free = self.objective.free(self.params, grad, self.boundary)
+        return _escape_saddle(self, self.terms, free)
+
+    def _split_twins(self, grad):
         """At the run's first Newton step, a step off the saddle where two
         faces coincide, or None.
 
@@ -222,7 +228,7 @@ class _Run:
         faces = self.params[: self.problem.n_weights].reshape(k, -1)
         if k < 2 or not _twin_faces(faces):
             return None
-        return _escape_saddle(self, self.terms)
+        return self._escape(grad)
 
     def newton_step(self, grad):
         """A damped Newton step on L over the free coordinates, or None when
@@ -492,14 +498,17 @@ def rounding_error(value: float) -> float:
     return 64.0 * np.finfo(float).eps * max(1.0, abs(value))
 
 
-def _escape_saddle(run: _Run, terms):
-    """A step along the direction of most negative curvature of L, when there is
-    one (both signs tried, halving), or ``None`` at a genuine maximum."""
-    eigenvalues, eigenvectors = np.linalg.eigh(run.problem.neg_hessian(terms))
+def _escape_saddle(run: _Run, terms, free: slice = slice(None)):
+    """A step along the direction of most negative curvature of L over the
+    ``free`` coordinates, when there is one (both signs tried, halving), or
+    ``None`` at a genuine maximum."""
+    neg_hess = run.problem.neg_hessian(terms)[free, free]
+    eigenvalues, eigenvectors = np.linalg.eigh(neg_hess)
     scale = max(float(np.max(np.abs(eigenvalues))), np.finfo(float).tiny)
     if eigenvalues[0] >= -1e-8 * scale:
         return None
-    direction = eigenvectors[:, 0]
+    direction = np.zeros_like(run.params)
+    direction[free] = eigenvectors[:, 0]
     step = 1.0
     for _ in range(MAX_HALVINGS):
         for sign in (1.0, -1.0):

@@ -325,3 +325,31 @@ def test_twin_faces_are_parted_by_a_step_along_negative_curvature():
         assert gaps[np.triu_indices(3, 1)].min() > 0.1
         assert res.llf == pytest.approx(fits[0].llf, abs=1e-8)
         np.testing.assert_allclose(res.params, fits[0].params, atol=1e-5)
+
+
+def test_a_flip_rate_held_at_its_boundary_stays_there_through_an_escape():
+    """The twin faces' escape moves only what the Newton steps move: a label
+    flip rate held at its floor (noise-free data) stays at it exactly (the
+    escape over every coordinate moved it by 1e-9 on the logit scale)."""
+    from scipy.special import logit
+
+    from plumestats import LabelFlipPolyhedralLogit
+
+    data, _ = ps.simulate_polyhedron(600, d=2, k=3, random_state=1)
+    exog = data.drop(columns="y")
+    exog.insert(0, "Intercept", 1.0)
+    merged = (
+        PolyhedralMixtureLogit(data["y"], exog, k=3)
+        .fit(alpha=1.0, reseat=0, random_state=1)
+        .params.to_numpy()
+    )
+    floor = logit(1e-8)  # the flip rate's floor (plumestats._objectives)
+    res = _fit_quietly(
+        LabelFlipPolyhedralLogit(data["y"], exog, k=3),
+        start_params=np.append(merged, floor),
+        alpha=1e-3,
+        em_tol=0.01,
+        reseat=0,
+    )
+    assert "escape" in res.mle_retvals["steps"] and res.mle_retvals["boundary"]
+    assert res.params.iloc[-1] == floor
