@@ -29,6 +29,7 @@ from ._validation import (
     check_identified,
     check_int,
     check_positive_float,
+    require_estimation_data,
 )
 
 __all__ = ["FIT_METHODS", "auto_chunksize", "check_fit_options", "fit_model"]
@@ -83,6 +84,14 @@ def check_fit_options(
     )
 
 
+def _method_on_data(model, method):
+    """``method`` as statsmodels' optimisers read it (``"BFGS"`` is
+    ``"bfgs"``), once the estimation data are known to be there (a clear
+    error after ``remove_data()``, not a NoneType traceback)."""
+    require_estimation_data(model, "fit needs", "build the model again from it")
+    return method.lower() if isinstance(method, str) else method
+
+
 @with_fit_blas_threads
 def fit_model(
     model,
@@ -117,6 +126,7 @@ def fit_model(
     optimisers), then the results from one pass over the rows. statsmodels'
     ``warn_convergence`` is taken, and ``skip_hessian`` (the covariance always
     needs the Hessian)."""
+    method = _method_on_data(model, method)
     warn_convergence = _statsmodels_switches(kwargs)
     reseat = _moves_asked(model, start_params, reseat)
     alpha, maxiter, n_init, reseat = check_fit_options(

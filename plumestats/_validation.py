@@ -7,6 +7,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ._design import DesignMatrix, as_design
+
 __all__ = [
     "MAX_GAMMA",
     "MIN_GAMMA",
@@ -168,6 +170,13 @@ def require_estimation_data(model, what: str, remedy: str) -> None:
         # a fit loaded from JSON says why it has no data in its own words
         why = getattr(model, "_without_data", "which remove_data() dropped")
         raise ValueError(f"{what} the estimation data, {why}; {remedy}")
+
+
+def estimation_design(model) -> DesignMatrix:
+    """The model's design in the user's units, as the likelihood reads it,
+    or a clear error after ``remove_data()`` (not a NoneType traceback)."""
+    require_estimation_data(model, "the likelihood needs", "refit the model")
+    return as_design(np.asarray(model.exog, dtype=float))
 
 
 def check_params(model, params) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from statsmodels.base.model import GenericLikelihoodModel, LikelihoodModel
 
-from . import _dask, _fitting
+from . import _dask, _fitting, _validation
 from ._compat import cache_readonly
 from ._data import (
     check_given,
@@ -14,7 +14,6 @@ from ._data import (
     prepare_arrays,
     prepare_weights,
 )
-from ._design import as_design
 from ._design_checks import check_design
 from ._diagnostics import warn_at_caller
 from ._fit import auto_chunksize, check_fit_options, fit_model
@@ -245,7 +244,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
 
     @cache_readonly
     def _user_design(self):
-        return as_design(np.asarray(self.exog, dtype=float))
+        return _validation.estimation_design(self)
 
     def loglikeobs(self, params):
         r"""Observation log-likelihoods

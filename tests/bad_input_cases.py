@@ -1217,6 +1217,24 @@ refuses(
     ValueError,
     "remove_data",
 )
+refuses(
+    "refit after remove_data",
+    lambda: _removed().model.fit(),
+    ValueError,
+    "fit needs the estimation data, which remove_data",
+)
+refuses(
+    "loglike after remove_data",
+    lambda: (res := _removed()).model.loglike(res.params),
+    ValueError,
+    "the likelihood needs the estimation data, which remove_data",
+)
+refuses(
+    "fit_regularized after remove_data",
+    lambda: _removed().model.fit_regularized(alpha=1.0),
+    ValueError,
+    "fit_regularized needs the estimation data, which remove_data",
+)
 fits(
     "summary after remove_data",
     lambda: unwrapped(_removed().summary()),

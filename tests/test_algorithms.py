@@ -322,6 +322,18 @@ def test_inside_accepts_the_label_and_rejects_others(simulated):
     assert ps.plume(formula, data, k=2, inside=0)._inside_code == 0
 
 
+def test_method_names_are_read_as_statsmodels_reads_them(simulated):
+    """statsmodels' optimisers take "BFGS" as "bfgs" (a Logit script's
+    spelling); so does fit, and "EM" is "em"."""
+    data, _, formula = simulated
+    model = ps.plume(formula, data, k=1)
+    lower = model.fit(method="bfgs", disp=0)
+    upper = model.fit(method="BFGS", disp=0)
+    assert upper.mle_settings["method"] == "bfgs"
+    np.testing.assert_array_equal(upper.params, lower.params)
+    assert model.fit(method="EM").llf == model.fit().llf
+
+
 def test_direct_methods_refuse_a_penalty(simulated):
     data, _, formula = simulated
     with pytest.raises(ValueError, match="alpha > 0 needs method='em'"):
