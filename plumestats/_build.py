@@ -214,7 +214,11 @@ def _make_results(
         n_perfect=data_sums.n_perfect,
     )
     if singular is not None and not separated:
-        warn_singular_information(singular, stacklevel=caller_stacklevel())
+        warn_singular_information(
+            singular,
+            stacklevel=caller_stacklevel(),
+            rank_deficient=model.rank < model.k_vars and not settings["alpha"],
+        )
     retvals["separation"] = separated
     if not separated:  # a separated fit's maxima are at infinity: said already
         warn_if_restarts_disagree(retvals, model.k)

@@ -495,6 +495,12 @@ warns(
     CollinearityWarning,
     "linear combinations",
 )
+warns(
+    "fit of a design with a duplicated column",
+    lambda: PM(outcome(), np.column_stack([design(), design()[:, 1]]), k=2).fit(),
+    HessianInversionWarning,
+    "the design matrix is rank deficient",
+)
 WIDE = np.column_stack([np.ones(10), RNG.normal(size=(10, 14))])
 warns(
     "more columns than rows",
