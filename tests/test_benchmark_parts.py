@@ -336,3 +336,18 @@ def test_maxima_starts_needed_for_a_95_percent_rate():
     assert maxima.starts_needed(1 / 40) == "119"
     assert maxima.starts_needed(1.0) == "1"
     assert maxima.starts_needed(0.0) == "none reached"
+
+
+def test_maxima_wider_cases_add_heart_with_every_column_and_ilpd(data_dir):
+    maxima = _benchmark_module("maxima")
+    issue = [(c.name, c.k) for c in maxima.cases(data_dir, [2, 3])]
+    wider = maxima.cases(data_dir, [2, 3], wider=True)
+    assert [(c.name, c.k) for c in wider if (c.name, c.k) in issue] == issue
+    extra = [c for c in wider if (c.name, c.k) not in issue]
+    assert [(c.name, c.k) for c in extra] == [
+        ("heart, every column", 2),
+        ("ilpd", 2),
+        ("heart, every column", 3),
+        ("ilpd", 3),
+    ]
+    assert "C(thal)" in extra[0].formula and "serum_chol" in extra[0].formula
