@@ -217,7 +217,11 @@ def _make_results(
         warn_singular_information(
             singular,
             stacklevel=caller_stacklevel(),
-            rank_deficient=model.rank < model.k_vars and not settings["alpha"],
+            # (an L1 fit records alpha 0; its trimming may have dropped the
+            # dependent columns, and its advice is another alpha)
+            rank_deficient=model.rank < model.k_vars
+            and not settings["alpha"]
+            and "alpha_l1" not in settings,
         )
     retvals["separation"] = separated
     if not separated:  # a separated fit's maxima are at infinity: said already

@@ -39,7 +39,7 @@ FIT_METHODS = ("em", *DIRECT_METHODS)
 # re-seating moves of a default EM fit: on 240 fits of four UCI sets (K = 2
 # and 3, alpha 0 and 1e-3) three moves reached a higher maximum in 107 and a
 # lower one in none, at a median 1.0 to 2.6 times one start (docs/benchmarks);
-# penalised fits (0 < alpha < 1) add the penalty-path move: 1.9 to 2.8 times
+# penalised fits (0 < alpha < 1) add the penalty-path move: 1.9 to 2.7 times
 # (heart and pima, K = 2 and 3; docs/benchmarks/maxima.md)
 DEFAULT_RESEAT = 3
 
@@ -89,7 +89,9 @@ def _method_on_data(model, method):
     ``"bfgs"``), once the estimation data are known to be there (a clear
     error after ``remove_data()``, not a NoneType traceback)."""
     require_estimation_data(model, "fit needs", "build the model again from it")
-    return method.lower() if isinstance(method, str) else method
+    if isinstance(method, str) and method.lower() in FIT_METHODS:
+        return method.lower()
+    return method  # refused as the user spelt it
 
 
 @with_fit_blas_threads

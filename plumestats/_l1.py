@@ -117,6 +117,7 @@ def regularized_method(model, method: str | None, alpha=0) -> str:
     Where it has not (the hard gate, label flips, Dask input) a penalty needs
     ``method="l2"`` said: its ``alpha`` is per observation, L1's is not, so
     the same number would be a penalty about N times as strong."""
+    require_estimation_data(model, "fit_regularized needs", "build the model again")
     if method is None:
         try:
             check_l1_model(model)

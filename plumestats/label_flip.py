@@ -198,6 +198,8 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         -------
         LabelFlipPolyhedralLogitResults
         """
+        # in any case, as fit and statsmodels' optimisers read it
+        method = method.lower() if isinstance(method, str) else method
         check_choice(method, "method", ("em",))
         flip_start = check_positive_float(flip_start, "flip_start")
         if not flip_start < 0.5:

@@ -501,6 +501,14 @@ warns(
     HessianInversionWarning,
     "the design matrix is rank deficient",
 )
+warns(
+    "L1 fit of a design with a duplicated column, every slope trimmed",
+    lambda: PM(
+        outcome(), np.column_stack([design(), design()[:, 1]]), k=2
+    ).fit_regularized(method="l1", alpha=1e3),
+    HessianInversionWarning,
+    "a collapsed or redundant expert",
+)
 WIDE = np.column_stack([np.ones(10), RNG.normal(size=(10, 14))])
 warns(
     "more columns than rows",

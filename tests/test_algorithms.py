@@ -332,6 +332,10 @@ def test_method_names_are_read_as_statsmodels_reads_them(simulated):
     assert upper.mle_settings["method"] == "bfgs"
     np.testing.assert_array_equal(upper.params, lower.params)
     assert model.fit(method="EM").llf == model.fit().llf
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the flip rate at 0: not the point
+        flips = ps.plume_flip(formula, data, k=1).fit(method="EM")
+    assert flips.mle_settings["method"] == "em"
 
 
 def test_direct_methods_refuse_a_penalty(simulated):
