@@ -46,6 +46,7 @@ from ._likelihood import face_products, linear_scores
 from ._validation import require_estimation_data
 
 __all__ = [
+    "CheckedPredictionResults",
     "PredictionResults",
     "deriv_mean_dparams",
     "deriv_score_obs_dendog",
@@ -57,6 +58,7 @@ __all__ = [
     "predict_at",
     "predict_rows",
     "prediction_results",
+    "variance_results",
 ]
 
 
@@ -167,17 +169,22 @@ class PredictionResults(PredictionResultsMonotonic):
         return super().summary_frame(alpha=check_alpha(alpha))
 
 
-class LinearPredictionResults(PredictionResultsBase):
+class CheckedPredictionResults(PredictionResultsBase):
     """statsmodels' ``PredictionResultsBase`` (what ``Logit`` gives for
-    ``which="linear"``), its ``alpha`` checked as :class:`PredictionResults`'."""
+    ``which="linear"`` and, as its subclass ``PredictionResultsDelta``, for
+    ``which="var"``), its ``alpha`` checked as :class:`PredictionResults`'."""
 
     def conf_int(self, method: str = "endpoint", alpha: float = 0.05, **kwds):
-        """Normal (or t) intervals of the linear predictor, ``(n, 2)``."""
+        """Normal (or t) intervals of the prediction, ``(n, 2)``."""
         return super().conf_int(method=method, alpha=check_alpha(alpha), **kwds)
 
     def summary_frame(self, alpha: float = 0.05):
         """``predicted``, ``se``, ``ci_lower`` and ``ci_upper`` per row."""
         return super().summary_frame(alpha=check_alpha(alpha))
+
+
+class LinearPredictionResults(CheckedPredictionResults):
+    """The linear predictor at K = 1 (``which="linear"``)."""
 
     @classmethod
     def of(cls, mean: PredictionResults, sign: float) -> LinearPredictionResults:
@@ -273,21 +280,7 @@ def prediction_results(
             dist=dist,
             row_labels=labels,
         )
-    # the average skips a row with a missing value, and its agg_weight
-    complete = np.isfinite(design).all(axis=1)
-    weights = _aggregation_weights(agg_weights, complete)
-    design = design[complete]
-    if len(design) == 0:
-        raise ValueError(
-            "average=True needs at least one row with every value present; "
-            "the rows given have none"
-        )
-    log_odds, jacobian = results._log_odds_and_jacobian(design)
-    cov, jacobian = free_parameters(results, jacobian)
-    prob = expit(log_odds)
-    mean = float(weights @ prob)
-    gradient = (weights * prob * expit(-log_odds)) @ jacobian
-    variance = np.array([gradient @ cov @ gradient])
+    mean, variance = _averaged(results, design, agg_weights, _probability)
     return PredictionResults(
         np.array([mean]),
         variance,
@@ -300,6 +293,60 @@ def prediction_results(
         dist="norm",
         row_labels=None,
     )
+
+
+def variance_results(
+    results, exog, transform: bool, row_labels, average: bool, agg_weights
+) -> CheckedPredictionResults:
+    r"""``which="var"``: the Bernoulli variance :math:`P (1 - P)` of each
+    row (or its ``agg_weights`` mean), with the delta method's standard
+    error, :math:`|1 - 2P|\, P (1 - P)\, \operatorname{se}(\eta)` for the
+    log-odds :math:`\eta`, and normal intervals (``Logit``'s
+    ``PredictionResultsDelta``)."""
+    if average:
+        design, _ = design_rows(results, exog, transform, row_labels)
+        mean, variance = _averaged(results, design, agg_weights, _bernoulli_variance)
+        return CheckedPredictionResults(np.array([mean]), variance, dist="norm")
+    rows = prediction_results(results, exog, transform, row_labels, False, None)
+    value, slope = _bernoulli_variance(rows.linpred)
+    return CheckedPredictionResults(
+        value,
+        (slope * rows.linpred_se) ** 2,
+        dist="norm",
+        row_labels=rows.row_labels,
+    )
+
+
+def _probability(log_odds: np.ndarray):
+    """``P`` and its derivative in the log-odds."""
+    return expit(log_odds), expit(log_odds) * expit(-log_odds)
+
+
+def _bernoulli_variance(log_odds: np.ndarray):
+    """``P (1 - P)`` and its derivative in the log-odds, ``(1 - 2P) P (1 -
+    P)``, with ``1 - 2P = -tanh(eta / 2)`` (no cancellation near 1/2)."""
+    value = np.exp(log_expit(log_odds) + log_expit(-log_odds))
+    return value, -np.tanh(0.5 * log_odds) * value
+
+
+def _averaged(results, design: np.ndarray, agg_weights, per_row):
+    """The ``agg_weights`` mean over ``design``'s complete rows of
+    ``per_row``'s value (a function of the log-odds, with its derivative)
+    and its delta-method variance (a one-element array)."""
+    # the average skips a row with a missing value, and its agg_weight
+    complete = np.isfinite(design).all(axis=1)
+    weights = _aggregation_weights(agg_weights, complete)
+    design = design[complete]
+    if len(design) == 0:
+        raise ValueError(
+            "average=True needs at least one row with every value present; "
+            "the rows given have none"
+        )
+    log_odds, jacobian = results._log_odds_and_jacobian(design)
+    cov, jacobian = free_parameters(results, jacobian)
+    value, slope = per_row(log_odds)
+    gradient = (weights * slope) @ jacobian
+    return float(weights @ value), np.array([gradient @ cov @ gradient])
 
 
 def _rows_log_odds_and_variance(results, design: np.ndarray):

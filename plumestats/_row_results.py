@@ -24,6 +24,7 @@ from ._prediction import (
     LinearPredictionResults,
     outcome_log_probability,
     prediction_results,
+    variance_results,
 )
 from ._rows import InMemoryRows
 from ._validation import require_estimation_data
@@ -93,8 +94,10 @@ class RowResultsMixin:
             as NaN in rows of the design given directly (as Logit's).
         transform : bool, default True
             Apply the formula to ``exog``.
-        which : {"mean", "linear"}
-            P(y = 1 | x); at K = 1 also ``"linear"``, the linear predictor
+        which : {"mean", "var", "linear"}
+            P(y = 1 | x); ``"var"``, its Bernoulli variance ``P (1 - P)``
+            (delta-method standard errors, normal intervals, as
+            ``Logit``'s); at K = 1 also ``"linear"``, the linear predictor
             ``x'w`` (its intervals symmetric, as ``Logit``'s; with
             ``inside=0`` minus the log-odds; not for label flips). The
             others, and the K scores at K > 1, are in :meth:`predict`.
@@ -127,6 +130,10 @@ class RowResultsMixin:
         weights = self.model.freq_weights
         if average and exog is None and agg_weights is None and weights is not None:
             agg_weights = weights * (len(weights) / np.sum(weights))
+        if which == "var":
+            return variance_results(
+                self, exog, transform, row_labels, average, agg_weights
+            )
         out = prediction_results(
             self, exog, transform, row_labels, average, agg_weights
         )
@@ -452,17 +459,17 @@ def _face_shares(results) -> pd.DataFrame:
 
 
 def _check_which(which: str, model, average: bool) -> None:
-    """``get_prediction``'s ``which``: ``"mean"``, or ``"linear"`` at K = 1
+    """``get_prediction``'s ``which``: ``"mean"`` or ``"var"``, or ``"linear"`` at K = 1
     of single rows (statsmodels' ``Logit`` answers ``average=True`` for
     ``"linear"`` with the rows themselves), not for the label-flip model,
     whose log-odds are no linear predictor."""
-    if which == "mean":
+    if which in ("mean", "var"):
         return
     if which != "linear" or model.k != 1:
         raise ValueError(
-            "get_prediction supports which='mean' (P(y = 1 | x)) and, at k=1, "
-            f"which='linear', got {which!r}; use results.predict(exog, "
-            "which=...) for the others"
+            "get_prediction supports which='mean' (P(y = 1 | x)), 'var' (P (1 - "
+            f"P)) and, at k=1, which='linear', got {which!r}; use "
+            "results.predict(exog, which=...) for the others"
         )
     if model.spec.flips:
         raise ValueError(

@@ -295,3 +295,19 @@ def test_k1_linear_predictor_is_logits_one_column():
     # the faces' own readings stay one column per face
     assert plume.predict(new, which="gate").shape == (5, 1)
     assert plume.active_face(new).tolist() == [0] * 5
+
+
+@pytest.mark.parametrize("average", [False, True])
+def test_k1_variance_prediction_is_logits(average):
+    """``get_prediction(which="var")``, the Bernoulli variance P (1 - P):
+    Logit's values, standard errors (its numerical delta method against our
+    analytic one) and normal intervals, row by row and averaged."""
+    data = logistic_data(nobs=300, d=2, seed=4)
+    logit, plume = _pair("y ~ x1 + x2", data)
+    rows = data if average else data.iloc[:7]
+    ours, theirs = (
+        fit.get_prediction(rows, which="var", average=average).summary_frame(0.1)
+        for fit in (plume, logit)
+    )
+    pd.testing.assert_index_equal(ours.index, theirs.index)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-7)

@@ -178,7 +178,7 @@ def test_k1_linear_prediction_equals_logits(logit_pair):
     _, logit_res, res = logit_pair
     ours = res.get_prediction(_new_rows(), which="linear")
     theirs = logit_res.get_prediction(_new_rows(), which="linear")
-    assert type(ours).__mro__[1] is type(theirs)
+    assert isinstance(ours, type(theirs))
     frame = ours.summary_frame(alpha=0.1)
     np.testing.assert_allclose(
         frame.to_numpy(), theirs.summary_frame(alpha=0.1).to_numpy(), rtol=1e-6
@@ -207,7 +207,7 @@ def test_k1_linear_prediction_equals_logits(logit_pair):
 def test_bad_requests_are_refused(logit_pair):
     _, _, res = logit_pair
     with pytest.raises(ValueError, match="which='mean'"):
-        res.get_prediction(which="var")
+        res.get_prediction(which="gate")
     with pytest.raises(ValueError, match="average=True is for which='mean'"):
         res.get_prediction(which="linear", average=True)
     data, _, _ = logit_pair
@@ -465,3 +465,32 @@ def test_intervals_far_outside_the_data_stay_where_the_ray_goes():
         prediction = res.get_prediction(np.array([[1.0, 0.0, far]]))
         assert np.isfinite(prediction.linpred_se).all()
         np.testing.assert_allclose(prediction.conf_int(), near.conf_int())
+
+
+@pytest.mark.parametrize("flips", [False, True], ids=["plume", "flips"])
+def test_variance_prediction_against_finite_differences(flips):
+    """``which="var"`` at K = 2: ``predict(which="var")``'s values, and
+    standard errors from a numerical gradient of them in the parameters
+    (the delta method by finite differences), row by row and averaged."""
+    data, _ = ps.simulate_polyhedron(800, d=2, k=2, noise=0.1, random_state=0)
+    fit = ps.plume_flip if flips else ps.plume
+    res = fit("y ~ x1 + x2", data, k=2).fit(alpha=1e-3)
+    rows = data.iloc[:6]
+    exog = np.column_stack([np.ones(6), rows[["x1", "x2"]].to_numpy()])
+    params = np.asarray(res.params)
+
+    def variances(p):
+        return np.asarray(res.model.predict(p, exog, which="var"))
+
+    gradient = approx_fprime(params, variances, centered=True)
+    cov = np.asarray(res.cov_params())
+    frame = res.get_prediction(rows, which="var").summary_frame()
+    np.testing.assert_allclose(frame["predicted"], variances(params), rtol=1e-12)
+    expected = np.sqrt(np.einsum("ij,jk,ik->i", gradient, cov, gradient))
+    np.testing.assert_allclose(frame["se"], expected, rtol=1e-5)
+    mean = res.get_prediction(rows, which="var", average=True).summary_frame()
+    average = gradient.mean(axis=0)
+    assert mean["predicted"].iloc[0] == pytest.approx(variances(params).mean())
+    assert mean["se"].iloc[0] == pytest.approx(
+        np.sqrt(average @ cov @ average), rel=1e-5
+    )
