@@ -1250,14 +1250,24 @@ refuses(
     "fit_regularized needs the estimation data, which remove_data",
 )
 fits(
+    "predict one row as a 1-D array after remove_data",
+    lambda: _removed(array=True).predict(design()[2]),
+    lambda out: np.allclose(
+        out, PM(outcome(), design(), k=2).fit().predict(design()[2:3])
+    ),
+)
+fits(
     "summary after remove_data",
     lambda: unwrapped(_removed().summary()),
     lambda text: "hyperplane h1" in text,
 )
 
 
-def _removed():
-    res = ps.plume("y ~ x1 + x2", frame(), k=2).fit()
+def _removed(array=False):
+    if array:
+        res = PM(outcome(), design(), k=2).fit()
+    else:
+        res = ps.plume("y ~ x1 + x2", frame(), k=2).fit()
     res.remove_data()
     return res
 
