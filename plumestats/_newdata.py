@@ -136,7 +136,7 @@ def new_design(results, exog, transform: bool, statsmodels_transform):
         exog = align_columns(model, exog)
         if isinstance(exog, pd.DataFrame):
             exog = numpy_backed(exog)  # pd.NA would stop NumPy's float cast
-        elif not isinstance(exog, pd.Series) and np.ndim(exog) == 1:
+        elif np.ndim(exog) == 1:
             # one row (one value per row of a one-column design), as
             # statsmodels orients it from the model's exog, which
             # remove_data() drops: the number of columns says the same

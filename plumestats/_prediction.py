@@ -308,33 +308,38 @@ def variance_results(
         mean, variance = _averaged(results, design, agg_weights, _bernoulli_variance)
         return CheckedPredictionResults(np.array([mean]), variance, dist="norm")
     rows = prediction_results(results, exog, transform, row_labels, False, None)
-    value, slope = _bernoulli_variance(rows.linpred)
+    value, (_, sign) = _bernoulli_variance(rows.linpred)
     return CheckedPredictionResults(
         value,
-        (slope * rows.linpred_se) ** 2,
+        (value * sign * rows.linpred_se) ** 2,
         dist="norm",
         row_labels=rows.row_labels,
     )
 
 
 def _probability(log_odds: np.ndarray):
-    """``P`` and its derivative in the log-odds."""
-    return expit(log_odds), expit(log_odds) * expit(-log_odds)
+    """``P``, and the factors of its derivative in the log-odds, ``P (1 -
+    P)``."""
+    prob = expit(log_odds)
+    return prob, (prob, expit(-log_odds))
 
 
 def _bernoulli_variance(log_odds: np.ndarray):
-    """``P (1 - P)`` and its derivative in the log-odds, ``(1 - 2P) P (1 -
-    P)``, with ``1 - 2P = -tanh(eta / 2)`` (no cancellation near 1/2)."""
+    """``P (1 - P)``, and the factors of its derivative in the log-odds,
+    ``(1 - 2P) P (1 - P)``, with ``1 - 2P = -tanh(eta / 2)`` (no
+    cancellation near 1/2)."""
     value = np.exp(log_expit(log_odds) + log_expit(-log_odds))
-    return value, -np.tanh(0.5 * log_odds) * value
+    return value, (value, -np.tanh(0.5 * log_odds))
 
 
 def _averaged(results, design: np.ndarray, agg_weights, per_row):
-    """The ``agg_weights`` mean over ``design``'s complete rows of
-    ``per_row``'s value (a function of the log-odds, with its derivative)
-    and its delta-method variance (a one-element array)."""
-    # the average skips a row with a missing value, and its agg_weight
-    complete = np.isfinite(design).all(axis=1)
+    """The ``agg_weights`` mean over ``design``'s rows of ``per_row``'s
+    value (a function of the log-odds, with the factors of its derivative,
+    multiplied in order) and its delta-method variance (a one-element
+    array). A row with a missing value is skipped, with its agg_weight; a
+    row a transform made infinite (np.log(0)) counts with its prediction,
+    as in ``predict`` and ``Logit``'s average, and moves with no parameter."""
+    complete = ~np.isnan(design).any(axis=1)
     weights = _aggregation_weights(agg_weights, complete)
     design = design[complete]
     if len(design) == 0:
@@ -342,10 +347,19 @@ def _averaged(results, design: np.ndarray, agg_weights, per_row):
             "average=True needs at least one row with every value present; "
             "the rows given have none"
         )
-    log_odds, jacobian = results._log_odds_and_jacobian(design)
+    finite = np.isfinite(design).all(axis=1)
+    log_odds = np.empty(len(design))
+    log_odds[finite], jacobian = results._log_odds_and_jacobian(design[finite])
     cov, jacobian = free_parameters(results, jacobian)
-    value, slope = per_row(log_odds)
-    gradient = (weights * slope) @ jacobian
+    if not finite.all():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            probability = results.model.predict(results.params, design[~finite])
+            log_odds[~finite] = logit(np.asarray(probability, dtype=float))
+    value, factors = per_row(log_odds)
+    slope = weights
+    for factor in factors:  # (w P) (1 - P), as the mean always grouped it
+        slope = slope * factor
+    gradient = slope[finite] @ jacobian
     return float(weights @ value), np.array([gradient @ cov @ gradient])
 
 

@@ -1257,6 +1257,13 @@ fits(
     ),
 )
 fits(
+    "predict one row as a Series after remove_data",
+    lambda: _removed(array=True).predict(pd.Series(design()[2])),
+    lambda out: np.allclose(
+        out, PM(outcome(), design(), k=2).fit().predict(design()[2:3])
+    ),
+)
+fits(
     "summary after remove_data",
     lambda: unwrapped(_removed().summary()),
     lambda text: "hyperplane h1" in text,

@@ -441,6 +441,16 @@ def test_get_prediction_keeps_a_row_a_transform_makes_infinite():
     np.testing.assert_allclose(
         ours["predicted"].to_numpy(), theirs["predicted"].to_numpy(), rtol=1e-6
     )
+    # ... and so does the average (it left that row out, as if NaN), for the
+    # mean and the variance alike: the rows' own predictions averaged
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fit = ps.plume(formula, data, k=1).fit()
+        for which in ("mean", "var"):
+            average = fit.get_prediction(new, which=which, average=True)
+            rows = fit.predict(new, which=which).dropna()
+            assert average.predicted[0] == pytest.approx(rows.mean(), rel=1e-12)
+            assert np.isfinite(average.se).all()
 
 
 def test_the_average_prediction_is_normal_whatever_use_t_as_logits():
