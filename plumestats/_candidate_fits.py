@@ -319,6 +319,24 @@ def candidate_label(k: int, gamma: float) -> str:
     return f"k={k}" if k == 1 else f"k={k}, gamma={gamma:g}"
 
 
+def warn_left_out(errors: dict) -> None:
+    """One ``FitFailedWarning`` (scikit-learn's, for fits whose errors were
+    caught) naming the candidates ``k="auto"`` left out because they could
+    not be fitted, ``errors`` by K, and the first one's error."""
+    if not errors:
+        return
+    from sklearn.exceptions import FitFailedWarning
+
+    left_out = ", ".join(f"K = {k}" for k in errors)
+    first = next(iter(errors.values()))
+    warnings.warn(
+        f'k="auto" left out {left_out}, which could not be fitted '
+        f"({type(first).__name__}: {first}); it chose among the others.",
+        FitFailedWarning,
+        stacklevel=caller_stacklevel(),
+    )
+
+
 def warn_separated_folds(table: pd.DataFrame, n_folds: int, alpha: float) -> None:
     """One ``PerfectSeparationWarning`` for the candidates some of whose
     fold fits found separation: such a fit predicts 0 or 1, so a held-out

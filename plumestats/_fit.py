@@ -219,6 +219,8 @@ def _statsmodels_switches(kwargs: dict) -> bool:
 def _moves_asked(model, start_params, reseat):
     """``reseat`` as given, or 0 where no move can be made (one face) or none
     was asked of given start values (the default, ``None``, with them)."""
+    if reseat is not None:  # checked whatever K (k="auto" fits K = 1 too)
+        check_int(reseat, "reseat", minimum=0)
     if model.k == 1 or (start_params is not None and reseat is None):
         return 0
     if start_params is not None and model.spec.flips and reseat:

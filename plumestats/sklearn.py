@@ -33,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from ._advice import in_estimator_words
+from ._candidate_fits import warn_left_out
 from ._validation import check_gamma
 from ._weights import check_freq_weights
 from .hard import HardPolyhedralLogit
@@ -109,10 +110,10 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         Number of hyperplanes (faces of the polyhedron). ``"auto"`` fits
         K = 1, 2 and 3 (those with fewer parameters than samples) on the
         training data and keeps the one with the smallest BIC (ties: the
-        smaller K); a sequence of ints is the
-        candidates to choose from the same way. K = 1 is logistic regression,
-        so where the data cannot support more faces the classifier is a
-        (penalised) logistic regression; ``k_`` is the K chosen.
+        smaller K; one beyond K = 1 whose fit fails is left out, with a
+        ``FitFailedWarning``); a sequence of ints is chosen from the same way.
+        K = 1 is logistic regression, so where the data cannot support more
+        faces the classifier is a (penalised) logistic regression (``k_``).
     gamma : float, default 1.0
         Sharpness of the gate (fixed, > 0); ``np.inf`` for hard gating.
     alpha : float or "auto", default "auto"
@@ -355,8 +356,8 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
     def _fit_candidates(self, y_float, design, shape, sample_weight):
         """Fit every candidate K, keep the smallest BIC (``k_``, ``bic_``) and
         re-issue the kept fit's warnings. With ``k="auto"`` a candidate
-        beyond K = 1 that cannot be fitted (an error) is left out."""
-        fits, errors = {}, []
+        beyond K = 1 that cannot be fitted (an error) is left out, and said."""
+        fits, errors = {}, {}
         n_samples = shape[0] if sample_weight is None else np.sum(sample_weight)
         for k in self._candidate_ks(n_samples, shape[1]):
             # the model is built inside the block too: its design check is
@@ -371,7 +372,8 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 except (ValueError, np.linalg.LinAlgError) as exc:
                     if not (_is_auto(self.k) and k > 1):
                         raise
-                    errors.append(exc)
+                    errors[k] = exc
+        warn_left_out(errors)
         self.bic_ = {k: float(results.bic) for k, (results, _) in fits.items()}
         self.k_ = min(self.bic_, key=lambda k: (self.bic_[k], k))
         results, caught = fits[self.k_]

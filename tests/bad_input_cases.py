@@ -933,6 +933,12 @@ for label, options, kind, says in FIT_REFUSALS:
         kind,
         says,
     )
+refuses(
+    "fit(reseat=-1) at k=1",
+    lambda: PM(outcome(), design(), k=1).fit(reseat=-1),
+    ValueError,
+    "reseat must be an integer >= 0",
+)
 fits(
     "full_output=1 and retall=0, statsmodels' integer flags",
     lambda: ps.plume("y ~ x1 + x2", frame(), k=2).fit(full_output=1, retall=0),
@@ -1388,6 +1394,13 @@ SKLEARN_REFUSALS = [
     ("sklearn k=0", {"k": 0}, outcome(), ValueError, "k must be an integer >= 1"),
     ("sklearn inside=2", {"inside": 2}, outcome(), ValueError, "inside must be 0 or 1"),
     ("sklearn alpha=-1", {"alpha": -1.0}, outcome(), ValueError, "alpha must be"),
+    (
+        'sklearn reseat=-1 with k="auto"',
+        {"reseat": -1},
+        outcome(),
+        ValueError,
+        "reseat must be an integer >= 0",
+    ),
 ]
 for label, options, labels, kind, says in SKLEARN_REFUSALS:
     refuses(

@@ -19,6 +19,7 @@ pytest.importorskip("sklearn", minversion="1.6")
 
 from conftest import logistic_data
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -127,6 +128,28 @@ def test_auto_k_skips_candidates_with_more_parameters_than_samples():
     y = np.array([0, 1, 0, 1] * 2)
     clf = PolyhedralClassifier().fit(X, y)  # K = 3 would have 9 for 8 samples
     assert sorted(clf.bic_) == [1, 2]
+
+
+def test_auto_k_says_which_candidates_it_left_out(polygon, monkeypatch):
+    """A candidate beyond K = 1 that cannot be fitted is left out of
+    k="auto" with scikit-learn's FitFailedWarning naming it (it was left out
+    without a word); a bad option is refused, not read as such a failure
+    (reseat=-1 gave K = 1 silently)."""
+    X, y = polygon
+    fit_model = PolyhedralClassifier._fit_model
+
+    def failing(self, y_float, design, k, sample_weight=None):
+        if k == 2:
+            raise np.linalg.LinAlgError("a made-up failure")
+        return fit_model(self, y_float, design, k, sample_weight)
+
+    monkeypatch.setattr(PolyhedralClassifier, "_fit_model", failing)
+    with pytest.warns(FitFailedWarning, match=r"left out K = 2, .*made-up failure"):
+        clf = PolyhedralClassifier(random_state=0).fit(X, y)
+    assert 2 not in clf.bic_ and clf.k_ == 3
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="reseat must be an integer >= 0"):
+        PolyhedralClassifier(reseat=-1).fit(X, y)
 
 
 @pytest.mark.parametrize("k", ["two", [], [1.5], [True], 2.0, None])
