@@ -85,6 +85,7 @@ _CLI_PATTERNS = (
 # the engine's phrasings in the estimator's words, anchored as above
 _ESTIMATOR_WORDS = (
     (re.compile(r"\bIncrease maxiter\b"), "Increase max_iter"),
+    (re.compile(r"^maxiter\b(?= must)"), "max_iter"),
     (re.compile(r"^endog must\b"), "y must"),
     (re.compile(r"\bpositive freq_weights\b"), "positive sample_weight"),
     (re.compile(r"^freq_weights\b"), "sample_weight"),

@@ -310,7 +310,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 f"({n_classes} classes); for more classes wrap it in "
                 "sklearn.multiclass.OneVsRestClassifier."
             )
-        if isinstance(self.inside, bool) or self.inside not in (0, 1):
+        if isinstance(self.inside, (bool, np.bool_)) or self.inside not in (0, 1):
             raise ValueError(
                 "inside must be 0 or 1, the index into classes_ of the class that "
                 f"forms the polyhedron; got {self.inside!r}"

@@ -1395,6 +1395,14 @@ SKLEARN_REFUSALS = [
     ("sklearn inside=2", {"inside": 2}, outcome(), ValueError, "inside must be 0 or 1"),
     ("sklearn alpha=-1", {"alpha": -1.0}, outcome(), ValueError, "alpha must be"),
     (
+        "sklearn max_iter=-1",
+        {"max_iter": -1},
+        outcome(),
+        ValueError,
+        "max_iter must be an integer >= 0",
+    ),
+    ("sklearn inside=np.True_", {"inside": np.True_}, outcome(), ValueError, "0 or 1"),
+    (
         'sklearn reseat=-1 with k="auto"',
         {"reseat": -1},
         outcome(),
