@@ -29,6 +29,7 @@ from ._validation import (
     check_identified,
     check_int,
     check_positive_float,
+    method_name,
     require_estimation_data,
 )
 
@@ -85,13 +86,11 @@ def check_fit_options(
 
 
 def _method_on_data(model, method):
-    """``method`` as statsmodels' optimisers read it (``"BFGS"`` is
-    ``"bfgs"``), once the estimation data are known to be there (a clear
-    error after ``remove_data()``, not a NoneType traceback)."""
+    """``method`` as statsmodels' optimisers read it (:func:`method_name`),
+    once the estimation data are known to be there (a clear error after
+    ``remove_data()``, not a NoneType traceback)."""
     require_estimation_data(model, "fit needs", "build the model again from it")
-    if isinstance(method, str) and method.lower() in FIT_METHODS:
-        return method.lower()
-    return method  # refused as the user spelt it
+    return method_name(method, FIT_METHODS)
 
 
 @with_fit_blas_threads

@@ -135,7 +135,6 @@ def regularized_method(model, method: str | None, alpha=0) -> str:
 
 def check_l1_model(model) -> None:
     """The L1 fit needs the smooth likelihood of PLUME's soft gate, in memory."""
-    require_estimation_data(model, "fit_regularized needs", "build the model again")
     if model.spec.hard or model.spec.flips:
         raise ValueError(
             f"fit_regularized(method='l1') is for PolyhedralMixtureLogit; "

@@ -117,7 +117,9 @@ class RowResultsMixin:
             statsmodels' ``PredictionResultsMonotonic`` (``predicted``,
             ``se``, ``conf_int(alpha=...)`` and ``summary_frame(alpha=...)``,
             columns ``predicted``, ``se``, ``ci_lower``, ``ci_upper``), with
-            ``alpha`` checked to lie in (0, 1).
+            ``alpha`` checked to lie in (0, 1); for ``"var"`` and
+            ``"linear"`` its base, ``PredictionResultsBase``, as ``Logit``
+            (normal or t intervals, ``alpha`` checked alike).
         """
         _check_which(which, self.model, average)
         if is_dask_collection(exog) or (
@@ -459,10 +461,11 @@ def _face_shares(results) -> pd.DataFrame:
 
 
 def _check_which(which: str, model, average: bool) -> None:
-    """``get_prediction``'s ``which``: ``"mean"`` or ``"var"``, or ``"linear"`` at K = 1
-    of single rows (statsmodels' ``Logit`` answers ``average=True`` for
-    ``"linear"`` with the rows themselves), not for the label-flip model,
-    whose log-odds are no linear predictor."""
+    """``get_prediction``'s ``which``: ``"mean"`` or ``"var"`` (of rows or
+    their average), or ``"linear"`` at K = 1 of single rows (statsmodels'
+    ``Logit`` answers ``average=True`` for ``"linear"`` with the rows
+    themselves), not for the label-flip model, whose log-odds are no linear
+    predictor."""
     if which in ("mean", "var"):
         return
     if which != "linear" or model.k != 1:
@@ -478,4 +481,6 @@ def _check_which(which: str, model, average: bool) -> None:
             "x'w"
         )
     if average:
-        raise ValueError("average=True is for which='mean' (P(y = 1 | x))")
+        raise ValueError(
+            "average=True is for which='mean' (P(y = 1 | x)) or 'var' (P (1 - P))"
+        )

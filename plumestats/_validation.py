@@ -163,6 +163,15 @@ def check_choice(value, name: str, allowed: Iterable[str]) -> str:
     return value
 
 
+def method_name(method, allowed: Iterable[str]):
+    """``method`` as statsmodels' optimisers read it, in any case (``"BFGS"``
+    is ``"bfgs"``) where that is one of ``allowed``; anything else as given,
+    so that its refusal quotes the user's spelling."""
+    if isinstance(method, str) and method.lower() in tuple(allowed):
+        return method.lower()
+    return method
+
+
 def require_estimation_data(model, what: str, remedy: str) -> None:
     """Raise a clear ``ValueError`` when ``remove_data()`` dropped the sample
     that ``what`` needs; ``remedy`` says what to do instead."""

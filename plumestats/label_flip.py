@@ -32,7 +32,7 @@ from ._objectives import BOUNDARY_LAM
 from ._prediction import flip_log_odds_and_jacobian
 from ._sharing import register_exportable
 from ._summary import build_summary
-from ._validation import check_choice, check_positive_float
+from ._validation import check_choice, check_positive_float, method_name
 from .model import PolyhedralMixtureLogit
 from .results import PolyhedralMixtureLogitResults, PolyhedralMixtureLogitResultsWrapper
 from .sm_exceptions import FlipRateBoundaryWarning
@@ -198,9 +198,7 @@ class LabelFlipPolyhedralLogit(PolyhedralMixtureLogit):
         -------
         LabelFlipPolyhedralLogitResults
         """
-        # in any case, as fit and statsmodels' optimisers read it
-        method = method.lower() if isinstance(method, str) else method
-        check_choice(method, "method", ("em",))
+        method = check_choice(method_name(method, ("em",)), "method", ("em",))
         flip_start = check_positive_float(flip_start, "flip_start")
         if not flip_start < 0.5:
             raise ValueError(
