@@ -171,6 +171,27 @@ def _fixed_params(retvals: dict, size: int) -> np.ndarray:
     return fixed
 
 
+def _aliased_params(model, settings: dict, size: int) -> tuple[np.ndarray, ...]:
+    """Masks over the parameters of an unpenalised fit of a rank-deficient
+    design (:class:`~plumestats._design_checks.Aliasing`), in every face: the
+    dependent columns' coefficients, held where they are so that the others'
+    information is invertible (the covariance is then a generalised inverse
+    of the information, which gives every estimable coefficient its variance
+    whichever ones are held), and every unidentified coefficient, whose
+    variance is NaN. All False when a penalty identifies the faces (an L1
+    fit, which records alpha 0, included)."""
+    aliased, unidentified = np.zeros(size, bool), np.zeros(size, bool)
+    aliasing = getattr(model, "_aliasing", None)  # (a model pickled before it)
+    if aliasing is None or settings["alpha"] or "alpha_l1" in settings:
+        return aliased, unidentified
+    offsets = model.k_vars * np.arange(model.k)[:, None]
+    aliased[(offsets + np.asarray(aliasing.dependent, dtype=int)).ravel()] = True
+    unidentified[(offsets + np.asarray(aliasing.unidentified, dtype=int)).ravel()] = (
+        True
+    )
+    return aliased, unidentified
+
+
 def _free_basis(jacobian: np.ndarray, fixed: np.ndarray) -> np.ndarray:
     """An orthonormal basis, in the engine's coordinates, of the directions
     that keep the ``fixed`` user parameters where they are. When those are
@@ -200,8 +221,10 @@ def _covariance(model, neg_hess, scaling, fixed: np.ndarray):
 def _make_results(
     model, params, neg_hess, grad, scaling, retvals, settings, options, data_sums
 ):
-    fixed = _fixed_params(retvals, params.size)
-    cov, singular, basis = _covariance(model, neg_hess, scaling, fixed)
+    aliased, unidentified = _aliased_params(model, settings, params.size)
+    cov, singular, basis = _covariance(
+        model, neg_hess, scaling, _fixed_params(retvals, params.size) | aliased
+    )
     if "alpha_l1" in settings:  # the gradient of the L1-penalised objective
         n_extra = params.size - model.k * model.k_vars
         jacobian = user_jacobian(scaling, model.k, n_extra)
@@ -214,15 +237,7 @@ def _make_results(
         n_perfect=data_sums.n_perfect,
     )
     if singular is not None and not separated:
-        warn_singular_information(
-            singular,
-            stacklevel=caller_stacklevel(),
-            # (an L1 fit records alpha 0; its trimming may have dropped the
-            # dependent columns, and its advice is another alpha)
-            rank_deficient=model.rank < model.k_vars
-            and not settings["alpha"]
-            and "alpha_l1" not in settings,
-        )
+        warn_singular_information(singular, stacklevel=caller_stacklevel())
     retvals["separation"] = separated
     if not separated:  # a separated fit's maxima are at infinity: said already
         warn_if_restarts_disagree(retvals, model.k)
@@ -239,7 +254,15 @@ def _make_results(
     )
     penalised = bool(settings["alpha"])
     warn_diagnostics(diagnostics, model, penalised, stacklevel=caller_stacklevel())
-    mlefit = LikelihoodModelResults(model, params, normalized_cov_params=cov, scale=1.0)
+    if unidentified.any():
+        retvals["unidentified"] = unidentified
+    estimable = cov.copy()
+    estimable[unidentified, :] = estimable[:, unidentified] = np.nan
+    mlefit = LikelihoodModelResults(
+        model, params, normalized_cov_params=estimable, scale=1.0
+    )
+    # the sandwiches and the leverage read every identified direction
+    mlefit._bread_held = cov
     mlefit.mle_retvals = retvals
     mlefit.mle_settings = settings
     results = model._results_class(

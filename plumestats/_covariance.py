@@ -72,26 +72,15 @@ def invert_information(information: np.ndarray) -> tuple[np.ndarray, str | None]
     return inverse * scale[:, None] * scale[None, :], None
 
 
-def warn_singular_information(
-    why: str, stacklevel: int, rank_deficient: bool = False
-) -> None:
-    """Warn that the standard errors are NaN, and why: the design's rank
-    (``rank_deficient``: the unpenalised fit of a design whose columns are
-    linearly dependent, the one cause known before the fit) or an optimum that
-    is no regular interior maximum."""
-    cause = (
-        "the design matrix is rank deficient (the CollinearityWarning of the "
-        "model names its columns), so the hyperplanes are not identified and "
-        "standard errors are reported as NaN. Drop the redundant columns, or fit "
-        "with an L2 penalty (alpha > 0)."
-        if rank_deficient
-        else "The optimum is not a regular interior maximum (separation, a "
-        "collapsed or redundant expert, or too large a K), so standard errors "
-        "are reported as NaN. Try a smaller k, or an L2 penalty (alpha)."
-    )
-    head = "The observed information matrix cannot be inverted"
+def warn_singular_information(why: str, stacklevel: int) -> None:
+    """Warn that the standard errors are NaN, and why: an optimum that is no
+    regular interior maximum (a rank-deficient design is not a cause: the
+    unidentified coefficients are held out of the information first)."""
     warnings.warn(
-        f"{head} ({why}): {cause}" if rank_deficient else f"{head}: {why}. {cause}",
+        f"The observed information matrix cannot be inverted: {why}. The "
+        "optimum is not a regular interior maximum (separation, a collapsed or "
+        "redundant expert, or too large a K), so standard errors are reported "
+        "as NaN. Try a smaller k, or an L2 penalty (alpha).",
         HessianInversionWarning,
         stacklevel=stacklevel + 1,
     )

@@ -240,10 +240,13 @@ class InferenceMixin:
     ):
         """statsmodels' ``cov_params``. The parameters a fit holds fixed (an
         L1 fit's zeros, the label-flip model's flip rate at its boundary)
+        and the coefficients a rank-deficient design leaves unidentified
         have NaN variances; a linear combination that leaves them out is the
         estimated parameters' alone: ``0 * NaN`` counts as 0 there, as
         statsmodels does after its own L1 fits, so that ``t_test``,
-        ``f_test`` and ``wald_test`` work on the estimated parameters."""
+        ``f_test`` and ``wald_test`` work on the estimated parameters (one
+        that weighs an unidentified coefficient is NaN, even where the
+        combination is estimable, such as ``x1 - x2`` when ``x4 = x1 + x2``)."""
         if r_matrix is None or not self._holds_fixed_params():
             return super().cov_params(
                 r_matrix=r_matrix, column=column, scale=scale, cov_p=cov_p, other=other
@@ -258,8 +261,9 @@ class InferenceMixin:
         return out[0, 0] if one_row and out.shape == (1, 1) else out
 
     def _holds_fixed_params(self) -> bool:
-        """Whether some parameter is held fixed, not estimated."""
-        return bool(fixed_params(self).any())
+        """Whether some parameter is held fixed, not estimated, or not
+        identified (NaN variances by design)."""
+        return bool(fixed_params(self).any()) or "unidentified" in self.mle_retvals
 
     def conf_int(self, alpha: float = 0.05, *, method: str = "wald"):
         """Confidence intervals of the parameters.

@@ -453,6 +453,11 @@ def _fit_notes(results, bse) -> list[str]:
     restarts = restart_note(retvals, results.k)
     if restarts is not None:
         notes.append(restarts)
+    unidentified = retvals.get("unidentified")
+    if unidentified is not None:
+        unidentified = np.asarray(unidentified, dtype=bool)  # (a loaded fit's list)
+        notes.append(_unidentified_note(results, unidentified))
+        bse = np.asarray(bse)[~unidentified[: np.size(bse)]]  # (the faces')
     if not np.all(np.isfinite(bse)):
         notes.append(
             "Standard errors are NaN: the observed information is not positive "
@@ -462,6 +467,18 @@ def _fit_notes(results, bse) -> list[str]:
     if diagnostics is not None:
         notes.append(diagnostics)
     return notes
+
+
+def _unidentified_note(results, unidentified: np.ndarray) -> str:
+    """Which coefficients the rank-deficient design leaves unidentified."""
+    columns = np.flatnonzero(unidentified[: results.model.k_vars])
+    names = ", ".join(repr(results.model.exog_names[j]) for j in columns)
+    where = " of every hyperplane" if results.k > 1 else ""
+    return (
+        f"The design matrix is rank deficient: the coefficients of {names}{where} "
+        "are not identified (arbitrary estimates, NaN standard errors); the "
+        "other coefficients are estimable."
+    )
 
 
 def build_summary2(

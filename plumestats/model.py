@@ -154,7 +154,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
         checks (errors, and warnings naming the columns), the spec, the
         outcome coded for the inside class, the counts and the names."""
         n_rows, self.k_vars = (int(n) for n in self.exog.shape)
-        self.rank = check_design(summary, list(self.exog_names), n_rows)
+        self.rank, self._aliasing = check_design(summary, self.exog_names, n_rows)
         self.nobs = observation_count(self, n_rows)
         self.k, self.gamma, self.inside = k, gamma, inside
         self._inside_code = resolve_inside(inside, self.outcome_mapping)

@@ -118,11 +118,13 @@ class PolyhedralMixtureLogitResults(
                 leverage=lambda: self._leverage,
                 freq_weights=self.model.freq_weights,
             )
-        covariance = compute_covariance(
-            cov_type, self.normalized_cov_params, data, cov_kwds
-        )
+        covariance = compute_covariance(cov_type, self._bread, data, cov_kwds)
         if cov_type != "nonrobust":
-            self.cov_params_default = covariance.cov
+            # an unidentified coefficient's variance is NaN in every kind
+            unknown = ~np.isfinite(np.diagonal(self.normalized_cov_params))
+            self.cov_params_default = covariance.cov.copy()
+            self.cov_params_default[unknown] = np.nan
+            self.cov_params_default[:, unknown] = np.nan
         self.cov_type = cov_type
         self.cov_kwds = covariance.results_kwds(cov_type, cov_kwds, use_t)
         self.use_t = bool(use_t)
@@ -142,10 +144,18 @@ class PolyhedralMixtureLogitResults(
             self.df_model = float(self.nnz_params - 1)
             self.df_resid = float(self.model.nobs - self.nnz_params)
 
+    @property
+    def _bread(self) -> np.ndarray:
+        """The inverse information with only the held parameters NaN (a flip
+        rate at 0, an L1 fit's zeros, a rank-deficient design's dependent
+        columns): the sandwiches' bread. ``normalized_cov_params`` has every
+        unidentified coefficient NaN too (``plumestats._build``)."""
+        return vars(self).get("_bread_held", self.normalized_cov_params)
+
     @cache_readonly
     def _leverage(self) -> np.ndarray:
         return generalised_leverage(
-            self.model, np.asarray(self.params, dtype=float), self.normalized_cov_params
+            self.model, np.asarray(self.params, dtype=float), self._bread
         )
 
     def remove_data(self) -> None:

@@ -498,8 +498,9 @@ warns(
 warns(
     "fit of a design with a duplicated column",
     lambda: PM(outcome(), np.column_stack([design(), design()[:, 1]]), k=2).fit(),
-    HessianInversionWarning,
-    "the design matrix is rank deficient",
+    CollinearityWarning,
+    "are not identified (their estimates are arbitrary and their standard "
+    "errors NaN; the other coefficients are estimable)",
 )
 warns(
     "L1 fit of a design with a duplicated column, every slope trimmed",

@@ -1,0 +1,179 @@
+"""Standard errors of a rank-deficient design: the estimable coefficients get
+theirs, the unidentified ones NaN.
+
+A coefficient is estimable when its column is in no null direction of the
+design; its variance is then the same under any generalised inverse of the
+information, so the fit on the design without the dependent columns is an
+exact oracle: ``Logit`` at K = 1, PLUME itself at K = 2 (started at the
+reduced fit's maximum, the dependent columns' coefficients at 0).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from conftest import unwrapped
+from numpy.testing import assert_allclose
+from statsmodels.tools.sm_exceptions import CollinearityWarning
+
+import plumestats.api as ps
+
+
+def _fit(endog, exog, **fit_kwargs):
+    """A PLUME fit of a design the caller knows to be rank deficient."""
+    k = fit_kwargs.pop("k", 1)
+    with pytest.warns(CollinearityWarning, match="are not identified"):
+        model = ps.PolyhedralMixtureLogit(endog, exog, k=k)
+    return model.fit(disp=0, **fit_kwargs)
+
+
+@pytest.fixture(scope="module")
+def summed():
+    """x4 = x1 + x2: the intercept and x3 estimable, x1, x2, x4 not."""
+    rng = np.random.default_rng(0)
+    nobs = 400
+    x = rng.normal(size=(nobs, 3))
+    exog = pd.DataFrame(x, columns=["x1", "x2", "x3"]).assign(x4=x[:, 0] + x[:, 1])
+    exog = sm.add_constant(exog)
+    signal = 0.5 + x[:, 0] - x[:, 1] + 0.5 * x[:, 2] + rng.logistic(size=nobs)
+    groups = rng.integers(0, 30, nobs)
+    return pd.Series((signal > 0).astype(float), name="y"), exog, groups
+
+
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC0", "cluster"])
+def test_k1_estimable_standard_errors_equal_logit_on_the_reduced_design(
+    summed, cov_type
+):
+    endog, exog, groups = summed
+    kwds = {"cov_kwds": {"groups": groups}} if cov_type == "cluster" else {}
+    plume = _fit(endog, exog, cov_type=cov_type, **kwds)
+    reduced = exog.drop(columns="x4")
+    logit = sm.Logit(endog, reduced).fit(disp=0, cov_type=cov_type, **kwds)
+    estimable, unidentified = ["h1:const", "h1:x3"], ["h1:x1", "h1:x2", "h1:x4"]
+    reduced_names = ["const", "x3"]
+    assert_allclose(plume.params[estimable], logit.params[reduced_names], rtol=1e-7)
+    assert_allclose(plume.bse[estimable], logit.bse[reduced_names], rtol=1e-7)
+    assert plume.bse[unidentified].isna().all()
+    assert plume.pvalues[unidentified].isna().all()
+    assert np.isfinite(plume.conf_int().loc[estimable]).all().all()
+    assert plume.mle_retvals["unidentified"].tolist() == [
+        False,
+        True,
+        True,
+        False,
+        True,
+    ]
+
+
+def test_k1_leverage_reads_every_identified_direction(summed):
+    """HC3's leverage is that of the reduced design (a bread with the
+    unidentified rows NaN would have dropped x1 and x2 from it)."""
+    endog, exog, _ = summed
+    full = _fit(endog, exog, cov_type="HC3")
+    reduced = ps.PolyhedralMixtureLogit(endog, exog.drop(columns="x4"), k=1)
+    reduced = reduced.fit(disp=0, cov_type="HC3")
+    estimable = ["h1:const", "h1:x3"]
+    assert_allclose(full.bse[estimable], reduced.bse[estimable], rtol=1e-7)
+    assert_allclose(
+        full.get_influence().hat_matrix_diag,
+        reduced.get_influence().hat_matrix_diag,
+        rtol=1e-7,
+    )
+
+
+def test_k1_every_level_and_the_intercept():
+    """Dummies of every level beside the intercept: those four coefficients
+    are unidentified, the slope estimable."""
+    rng = np.random.default_rng(3)
+    nobs = 300
+    level = rng.integers(0, 3, nobs)
+    x = rng.normal(size=nobs)
+    dummies = np.eye(3)[level]
+    exog = np.column_stack([np.ones(nobs), dummies, x])
+    endog = (0.3 * level + x + rng.logistic(size=nobs) > 0.5).astype(float)
+    plume = _fit(endog, exog)
+    logit = sm.Logit(endog, exog[:, [0, 2, 3, 4]]).fit(disp=0)
+    assert_allclose(plume.params[4], logit.params[3], rtol=1e-7)
+    assert_allclose(plume.bse[4], logit.bse[3], rtol=1e-7)
+    assert np.isnan(plume.bse[:4]).all()
+
+
+def test_k1_an_all_zero_column_leaves_the_others_estimable():
+    rng = np.random.default_rng(4)
+    nobs = 300
+    exog = np.column_stack([np.ones(nobs), rng.normal(size=(nobs, 2))])
+    endog = (exog[:, 1] - exog[:, 2] + rng.logistic(size=nobs) > 0).astype(float)
+    padded = np.column_stack([exog[:, :2], np.zeros(nobs), exog[:, 2]])
+    plume = _fit(endog, padded)
+    logit = sm.Logit(endog, exog).fit(disp=0)
+    assert_allclose(plume.bse[[0, 1, 3]], logit.bse, rtol=1e-7)
+    assert np.isnan(plume.bse[2])
+
+
+def test_k2_estimable_standard_errors_equal_the_reduced_fit(summed):
+    endog, exog, _ = summed
+    reduced_model = ps.PolyhedralMixtureLogit(endog, exog.drop(columns="x4"), k=2)
+    for cov_type in ("nonrobust", "HC0", "HC3"):
+        reduced = reduced_model.fit(disp=0, random_state=0, cov_type=cov_type)
+        faces = np.asarray(reduced.params).reshape(2, 4)
+        start = np.column_stack([faces, np.zeros(2)]).ravel()
+        full = _fit(endog, exog, k=2, start_params=start, cov_type=cov_type)
+        assert_allclose(full.llf, reduced.llf, rtol=1e-10)
+        for face in ("h1", "h2"):
+            estimable = [f"{face}:const", f"{face}:x3"]
+            assert_allclose(
+                full.params[estimable], reduced.params[estimable], rtol=1e-6
+            )
+            assert_allclose(full.bse[estimable], reduced.bse[estimable], rtol=1e-6)
+            assert full.bse[[f"{face}:x1", f"{face}:x2", f"{face}:x4"]].isna().all()
+
+
+def test_summary_names_the_unidentified_coefficients(summed):
+    endog, exog, _ = summed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no HessianInversionWarning any more
+        text = unwrapped(_fit(endog, exog).summary().as_text())
+    assert (
+        "the coefficients of 'x1', 'x2', 'x4' are not identified (arbitrary "
+        "estimates, NaN standard errors); the other coefficients are estimable"
+    ) in text
+    assert "the observed information is not positive definite" not in text
+
+
+def test_a_penalty_identifies_every_coefficient(summed):
+    endog, exog, _ = summed
+    res = _fit(endog, exog, alpha=1e-3)
+    assert np.isfinite(res.bse).all()
+    assert "unidentified" not in res.mle_retvals
+
+
+def test_label_flips_estimable_standard_errors_equal_the_reduced_fit(summed):
+    endog, exog, _ = summed
+    with pytest.warns(CollinearityWarning, match="are not identified"):
+        model = ps.LabelFlipPolyhedralLogit(endog, exog, k=1)
+    full = model.fit(disp=0)
+    reduced = ps.LabelFlipPolyhedralLogit(endog, exog.drop(columns="x4"), k=1)
+    reduced = reduced.fit(disp=0)
+    kept = ["h1:const", "h1:x3", "flip_logit"]
+    assert_allclose(full.bse[kept], reduced.bse[kept], rtol=1e-6)
+    assert full.bse[["h1:x1", "h1:x2", "h1:x4"]].isna().all()
+    assert "'x1', 'x2', 'x4' are not identified" in unwrapped(full.summary().as_text())
+
+
+def test_tests_of_estimable_coefficients_work(summed):
+    """t and Wald tests of the estimable coefficients read their block of the
+    covariance (the NaN rows of the others count 0 where weighed 0), equal to
+    the reduced design's; a test that weighs an unidentified one is NaN."""
+    endog, exog, _ = summed
+    full = _fit(endog, exog)
+    reduced = sm.Logit(endog, exog.drop(columns="x4")).fit(disp=0)
+    test = full.t_test("h1:x3 = 0.2")
+    assert_allclose(test.tvalue, reduced.t_test("x3 = 0.2").tvalue, rtol=1e-7)
+    wald = full.wald_test("h1:x3 = 0, h1:const = 0", scalar=True)
+    expected = reduced.wald_test("x3 = 0, const = 0", scalar=True)
+    assert_allclose(wald.statistic, expected.statistic, rtol=1e-7)
+    assert np.isnan(full.t_test("h1:x1 = 0").tvalue).all()
