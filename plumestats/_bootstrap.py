@@ -158,6 +158,8 @@ class RefitSpec:
     freq_weights: np.ndarray | None = None
     # the formula's terms, which the penalty and the starts measure by
     terms: tuple = ()
+    # the coefficients a rank-deficient design leaves unidentified (None: none)
+    unidentified: np.ndarray | None = None
 
     @classmethod
     def of(cls, results) -> RefitSpec:
@@ -194,6 +196,7 @@ class RefitSpec:
                 else np.asarray(model.freq_weights, dtype=float)
             ),
             terms=model_terms(model),
+            unidentified=results.mle_retvals.get("unidentified"),
         )
 
 
@@ -214,7 +217,7 @@ def _refit(spec: RefitSpec, rows, weights=None):
             spec.terms,
         )
         res = replicate.fit(start_params=spec.start, **spec.fit_options)
-    return _in_start_order(res), _failures(res)
+    return _in_start_order(res), _failures(res, spec.unidentified)
 
 
 def _in_start_order(res) -> np.ndarray:
@@ -228,14 +231,19 @@ def _in_start_order(res) -> np.ndarray:
     return in_start_order.ravel()
 
 
-def _failures(res) -> list[str]:
+def _failures(res, unidentified=None) -> list[str]:
     """Why a replicate's fit cannot count: no convergence, separation, a
-    singular information or non-finite estimates. The fit's advisory
-    diagnostics (an ill-conditioned information, a collapsed expert: a
-    converged fit whose standard errors the bootstrap is there to check)
-    do not count."""
+    singular information, non-finite estimates, or a coefficient the
+    resample leaves unidentified that the fit's design (``unidentified``)
+    identifies (its estimate is then arbitrary: a level the resample lost).
+    The fit's advisory diagnostics (an ill-conditioned information, a
+    collapsed expert: a converged fit whose standard errors the bootstrap is
+    there to check) do not count."""
     retvals = res.mle_retvals
     problems = []
+    known = np.zeros(1, bool) if unidentified is None else ~np.asarray(unidentified)
+    if np.any(np.asarray(retvals.get("unidentified", False)) & known):
+        problems.append("coefficients not identified by the resample")
     if not res.converged:
         problems.append("not converged")
     if retvals.get("separation"):
@@ -300,6 +308,8 @@ def run_bootstrap(
         aligned.append(params.reshape(model.k, -1)[perm].ravel())
     names = list(results.model.data.param_names)
     draws = pd.DataFrame(np.reshape(aligned, (-1, start.size)), columns=names)
+    if spec.unidentified is not None:  # arbitrary in every replicate: no spread
+        draws.loc[:, np.asarray(spec.unidentified, dtype=bool)] = np.nan
     if len(draws) < 2:
         raise ValueError(
             f"only {len(draws)} of {n_boot} bootstrap replicates succeeded "

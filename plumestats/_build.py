@@ -173,23 +173,20 @@ def _fixed_params(retvals: dict, size: int) -> np.ndarray:
 
 def _aliased_params(model, settings: dict, size: int) -> tuple[np.ndarray, ...]:
     """Masks over the parameters of an unpenalised fit of a rank-deficient
-    design (:class:`~plumestats._design_checks.Aliasing`), in every face: the
+    design (:class:`~plumestats._aliasing.Aliasing`), in every face: the
     dependent columns' coefficients, held where they are so that the others'
     information is invertible (the covariance is then a generalised inverse
     of the information, which gives every estimable coefficient its variance
     whichever ones are held), and every unidentified coefficient, whose
     variance is NaN. All False when a penalty identifies the faces (an L1
     fit, which records alpha 0, included)."""
-    aliased, unidentified = np.zeros(size, bool), np.zeros(size, bool)
     aliasing = getattr(model, "_aliasing", None)  # (a model pickled before it)
     if aliasing is None or settings["alpha"] or "alpha_l1" in settings:
-        return aliased, unidentified
-    offsets = model.k_vars * np.arange(model.k)[:, None]
-    aliased[(offsets + np.asarray(aliasing.dependent, dtype=int)).ravel()] = True
-    unidentified[(offsets + np.asarray(aliasing.unidentified, dtype=int)).ravel()] = (
-        True
+        return np.zeros(size, bool), np.zeros(size, bool)
+    return (
+        aliasing.in_faces(aliasing.dependent, model.k, size),
+        aliasing.in_faces(aliasing.unidentified, model.k, size),
     )
-    return aliased, unidentified
 
 
 def _free_basis(jacobian: np.ndarray, fixed: np.ndarray) -> np.ndarray:
@@ -237,7 +234,9 @@ def _make_results(
         n_perfect=data_sums.n_perfect,
     )
     if singular is not None and not separated:
-        warn_singular_information(singular, stacklevel=caller_stacklevel())
+        warn_singular_information(
+            singular, stacklevel=caller_stacklevel(), rank_deficient=aliased.any()
+        )
     retvals["separation"] = separated
     if not separated:  # a separated fit's maxima are at infinity: said already
         warn_if_restarts_disagree(retvals, model.k)

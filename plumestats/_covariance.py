@@ -72,15 +72,28 @@ def invert_information(information: np.ndarray) -> tuple[np.ndarray, str | None]
     return inverse * scale[:, None] * scale[None, :], None
 
 
-def warn_singular_information(why: str, stacklevel: int) -> None:
+def warn_singular_information(
+    why: str, stacklevel: int, rank_deficient: bool = False
+) -> None:
     """Warn that the standard errors are NaN, and why: an optimum that is no
-    regular interior maximum (a rank-deficient design is not a cause: the
-    unidentified coefficients are held out of the information first)."""
+    regular interior maximum or, for the unpenalised fit of a rank-deficient
+    design (``rank_deficient``: singular even with the dependent columns'
+    coefficients held), other columns that are nearly collinear too."""
+    cause = (
+        "the design matrix is rank deficient, and even with the coefficients "
+        "of its dependent columns held (its CollinearityWarning names them) "
+        "the rest are not identified: other columns are nearly collinear, or "
+        "the optimum is no regular interior maximum (separation, a collapsed "
+        "expert). Standard errors are reported as NaN. Drop the redundant "
+        "columns, or fit with an L2 penalty (alpha > 0)."
+        if rank_deficient
+        else "The optimum is not a regular interior maximum (separation, a "
+        "collapsed or redundant expert, or too large a K), so standard errors "
+        "are reported as NaN. Try a smaller k, or an L2 penalty (alpha)."
+    )
+    head = "The observed information matrix cannot be inverted"
     warnings.warn(
-        f"The observed information matrix cannot be inverted: {why}. The "
-        "optimum is not a regular interior maximum (separation, a collapsed or "
-        "redundant expert, or too large a K), so standard errors are reported "
-        "as NaN. Try a smaller k, or an L2 penalty (alpha).",
+        f"{head} ({why}): {cause}" if rank_deficient else f"{head}: {why}. {cause}",
         HessianInversionWarning,
         stacklevel=stacklevel + 1,
     )

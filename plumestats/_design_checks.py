@@ -10,15 +10,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._aliasing import Aliasing, null_directions
 from ._diagnostics import caller_stacklevel
 
 __all__ = [
     "CHECK_BLOCK_BYTES",
     "MAX_MAGNITUDE",
-    "Aliasing",
     "DesignSummary",
     "add_block",
-    "aliasing",
     "check_design",
     "check_magnitudes",
     "combine_summaries",
@@ -67,7 +66,7 @@ def check_design(
     design is rank deficient (some coefficients are then not identified).
     Returns the design's rank (its columns less the dependent ones), which
     statsmodels' discrete models count the degrees of freedom by, and its
-    :class:`Aliasing`.
+    :class:`~plumestats._aliasing.Aliasing`.
 
     ``summary`` comes from one pass over row blocks (:func:`design_summary`
     in memory, the partitions' on Dask): the memory it needs is a few blocks
@@ -91,8 +90,7 @@ def check_design(
             "handled by you)."
         )
     check_magnitudes(summary.minimum, summary.maximum, names)
-    dependent, involved = _null_directions(summary)
-    aliased = _aliasing(dependent, involved)
+    dependent, involved, aliased = null_directions(summary)
     if dependent:
         partners = _partners(summary, involved)
         warnings.warn(
@@ -284,74 +282,18 @@ def _stacked_triangle(r: np.ndarray, block: np.ndarray) -> np.ndarray:
     return triangle
 
 
-@dataclass(frozen=True)
-class Aliasing:
-    """Which coefficients a rank-deficient design leaves unidentified, by
-    column: ``dependent`` holds one column per direction of the design's null
-    space (those QR with column pivoting leaves last), ``unidentified`` every
-    column some null direction moves. A coefficient is estimable exactly when
-    its column is not in ``unidentified`` (it is then the same function of
-    ``X w`` whichever way the null directions are pinned); both are empty for
-    a full-rank design."""
-
-    dependent: tuple[int, ...] = ()
-    unidentified: tuple[int, ...] = ()
-
-
 def dependent_columns(summary: DesignSummary) -> tuple[list[int], list[int]]:
     """Columns that QR with column pivoting finds to be linearly dependent on the
     others (after scaling each column to unit norm), and the non-constant columns
-    they are combinations of."""
-    dependent, involved = _null_directions(summary)
+    they are combinations of (:func:`plumestats._aliasing.null_directions`)."""
+    dependent, involved, _ = null_directions(summary)
     return dependent, _partners(summary, involved)
-
-
-def aliasing(summary: DesignSummary) -> Aliasing:
-    """The design's :class:`Aliasing` (what :func:`check_design` returns)."""
-    return _aliasing(*_null_directions(summary))
 
 
 def _partners(summary: DesignSummary, involved: list[np.ndarray]) -> list[int]:
     """The non-constant columns the null directions involve."""
     varying = summary.maximum > summary.minimum
     return sorted({int(j) for columns in involved for j in columns if varying[j]})
-
-
-def _aliasing(dependent: list[int], involved: list[np.ndarray]) -> Aliasing:
-    """The dependent columns, and every column (constants included) one of
-    their null directions involves."""
-    unidentified = set(dependent).union(*(map(int, c) for c in involved))
-    return Aliasing(tuple(dependent), tuple(sorted(unidentified)))
-
-
-def _null_directions(summary: DesignSummary) -> tuple[list[int], list[np.ndarray]]:
-    """The dependent columns and, for each, the independent columns its null
-    direction ``e_j - sum_i c_i e_i`` involves (none for an all-zero column).
-
-    The pivoted QR runs on the ``(p, p)`` factor ``R D^{-1}`` of the scaled
-    design ``X D^{-1} = Q R D^{-1}``: the orthogonal ``Q`` changes neither the
-    column norms that choose the pivots nor the diagonal they produce, nor the
-    least-squares coefficients ``c`` of the null directions.
-    """
-    from scipy.linalg import lstsq, qr
-
-    zero = np.flatnonzero((summary.minimum == 0) & (summary.maximum == 0))
-    norms = np.linalg.norm(summary.r, axis=0)
-    scaled = summary.r / np.where(norms == 0, 1.0, norms)
-    scaled[:, zero] = 0.0
-    _, r, pivots = qr(scaled, mode="economic", pivoting=True)
-    diag = np.abs(np.diag(r))
-    rank = int(np.sum(diag > 1e-9 * diag[0])) if diag.size else 0
-    dependent = sorted(set(pivots[rank:].tolist()) | set(zero.tolist()))
-    basis = pivots[:rank]
-    involved = []
-    for j in dependent:
-        if j in zero or rank == 0:
-            involved.append(basis[:0])
-            continue
-        coef = lstsq(scaled[:, basis], scaled[:, j])[0]
-        involved.append(basis[np.abs(coef) > 1e-8])
-    return dependent, involved
 
 
 def statsmodels_exog_names(exog: np.ndarray) -> list[str]:

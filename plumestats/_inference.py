@@ -22,7 +22,13 @@ from statsmodels.tools.tools import nan_dot
 from ._compat import formula_spec, term_slices
 from ._validation import check_choice
 
-__all__ = ["check_alpha", "fixed_params", "parse_constraints", "term_constraints"]
+__all__ = [
+    "check_alpha",
+    "fixed_params",
+    "identified_parts",
+    "parse_constraints",
+    "term_constraints",
+]
 
 
 def fixed_params(results) -> np.ndarray:
@@ -34,6 +40,33 @@ def fixed_params(results) -> np.ndarray:
         fixed |= np.asarray(trimmed, dtype=bool)
     fixed[-1] |= bool(results.mle_retvals.get("boundary", False))
     return fixed
+
+
+def identified_parts(results, combinations: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The covariance and ``combinations`` (linear combinations of the
+    parameters, which are its last axis) to take their variances from, less
+    the parameters the fit held fixed, which have no variance: a flip rate at
+    its boundary 0, an L1 fit's zeros and, for the unpenalised fit of a
+    rank-deficient design, the dependent columns' coefficients (held while
+    the information was inverted: a generalised inverse, which gives every
+    estimable combination its variance). There the covariance is the one
+    before the unidentified coefficients' variances were set to NaN, and a
+    combination that is not estimable (:class:`~plumestats._aliasing.Aliasing`)
+    is NaN. Any other NaN variance (singular information) stays, so that its
+    standard errors are NaN, not zero."""
+    cov = np.asarray(results.cov_params(), dtype=float)
+    held = fixed_params(results)
+    aliasing = getattr(results.model, "_aliasing", None)
+    if "unidentified" in results.mle_retvals and aliasing is not None:
+        cov = results._identified_cov
+        held = held | aliasing.in_faces(aliasing.dependent, results.k, held.size)
+        flat = combinations.reshape(-1, held.size)
+        ok = aliasing.estimable(flat, results.k).reshape(combinations.shape[:-1])
+        combinations = np.where(ok[..., None], combinations, np.nan)
+    if not held.any():
+        return cov, combinations
+    free = ~held
+    return cov[np.ix_(free, free)], combinations[..., free]
 
 
 def check_alpha(alpha, name: str = "alpha") -> float:
@@ -244,9 +277,10 @@ class InferenceMixin:
         have NaN variances; a linear combination that leaves them out is the
         estimated parameters' alone: ``0 * NaN`` counts as 0 there, as
         statsmodels does after its own L1 fits, so that ``t_test``,
-        ``f_test`` and ``wald_test`` work on the estimated parameters (one
-        that weighs an unidentified coefficient is NaN, even where the
-        combination is estimable, such as ``x1 - x2`` when ``x4 = x1 + x2``)."""
+        ``f_test`` and ``wald_test`` work on the estimated parameters. Of a
+        rank-deficient design's fit, an estimable combination has its
+        variance (``x1 - x2`` when ``x4 = x1 + x2``), any other NaN
+        (``identified_parts``)."""
         if r_matrix is None or not self._holds_fixed_params():
             return super().cov_params(
                 r_matrix=r_matrix, column=column, scale=scale, cov_p=cov_p, other=other
@@ -257,8 +291,21 @@ class InferenceMixin:
         one_row = np.ndim(r_matrix) == 1  # statsmodels returns a scalar then
         r_matrix = np.atleast_2d(r_matrix)
         other = r_matrix if other is None else np.atleast_2d(other)
+        if cov_p is None and "unidentified" in self.mle_retvals:
+            r_matrix, other, cov = self._estimable_parts(r_matrix, other)
         out = nan_dot(r_matrix, nan_dot(cov, other.T))
         return out[0, 0] if one_row and out.shape == (1, 1) else out
+
+    def _estimable_parts(self, r_matrix, other) -> tuple[np.ndarray, ...]:
+        """``r_matrix``, ``other`` and the covariance of a rank-deficient
+        design's fit (``identified_parts``): a combination that weighs a
+        fixed parameter stays NaN, as :func:`~statsmodels.tools.tools.nan_dot`
+        makes it."""
+        fixed = fixed_params(self)
+        both = np.vstack([r_matrix, other]).astype(float)
+        both[np.any(both[:, fixed] != 0, axis=1)] = np.nan
+        cov, both = identified_parts(self, both)
+        return both[: len(r_matrix)], both[len(r_matrix) :], cov
 
     def _holds_fixed_params(self) -> bool:
         """Whether some parameter is held fixed, not estimated, or not
@@ -323,6 +370,7 @@ class InferenceMixin:
         ``r_matrix`` as for
         :meth:`~plumestats.api.PolyhedralMixtureLogitResults.t_test`."""
         r_matrix = parse_constraints(self.model, r_matrix)
+        self._refuse_non_estimable(r_matrix, cov_p, invcov)
         return super().f_test(r_matrix, cov_p=cov_p, invcov=invcov)
 
     def wald_test(
@@ -338,6 +386,7 @@ class InferenceMixin:
         ``wald_test``; ``r_matrix`` as for
         :meth:`~plumestats.api.PolyhedralMixtureLogitResults.t_test`."""
         r_matrix = parse_constraints(self.model, r_matrix)
+        self._refuse_non_estimable(r_matrix, cov_p, invcov)
         return super().wald_test(
             r_matrix,
             cov_p=cov_p,
@@ -346,6 +395,37 @@ class InferenceMixin:
             df_constraints=df_constraints,
             scalar=scalar,
         )
+
+    def _non_estimable(self, r_matrix) -> list[int]:
+        """The rows of ``r_matrix`` (a matrix) that are not estimable, for a
+        rank-deficient design's fit (none otherwise)."""
+        aliasing = getattr(self.model, "_aliasing", None)
+        if "unidentified" not in self.mle_retvals or aliasing is None:
+            return []
+        rows = np.atleast_2d(np.asarray(r_matrix, dtype=float))
+        return np.flatnonzero(~aliasing.estimable(rows, self.k)).tolist()
+
+    def _refuse_non_estimable(self, r_matrix, cov_p, invcov) -> None:
+        """A clear error for a joint test of a combination the design does not
+        identify (statsmodels' says only "asymptotically non-normal")."""
+        if cov_p is not None or invcov is not None:
+            return
+        # (a parsed constraint string is the pair (R, q))
+        matrix = np.atleast_2d(r_matrix[0] if isinstance(r_matrix, tuple) else r_matrix)
+        bad = self._non_estimable(matrix)
+        if bad:
+            weighed = (matrix[bad[0]] != 0) & self.mle_retvals["unidentified"]
+            names = ", ".join(
+                repr(self.model.data.param_names[j]) for j in np.flatnonzero(weighed)
+            )
+            raise ValueError(
+                f"constraint {bad[0] + 1} is not estimable: the design matrix is "
+                f"rank deficient and the constraint weighs the unidentified "
+                f"coefficients {names} along a null direction of the design. Test an "
+                "estimable combination (e.g. the difference of the coefficients "
+                "of two duplicated columns), drop the dependent columns, or fit "
+                "with an L2 penalty (alpha > 0)"
+            )
 
     def t_test_pairwise(self, term_name, *args, **kwargs):
         """statsmodels' pairwise tests of a categorical term's levels, for
@@ -430,6 +510,10 @@ class InferenceMixin:
         use_t = bool(self.use_t)
         rows, index = [], []
         for name, matrix in [*constraints, *combined, *(extra_constraints or [])]:
+            if self._non_estimable(matrix):  # a term the design does not identify
+                rows.append([np.nan, np.nan, len(matrix)] + [np.nan] * use_t)
+                index.append(name)
+                continue
             test = self.wald_test(matrix, scalar=scalar)
             # the rank-adjusted number of constraints, as statsmodels reports
             df_constraint = int(test.df_num if use_t else test.df_denom)

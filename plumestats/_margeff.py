@@ -56,9 +56,8 @@ import pandas as pd
 from scipy.special import expit
 from statsmodels.discrete.discrete_margins import DiscreteMargins
 
-from ._inference import check_alpha, fixed_params
+from ._inference import check_alpha, fixed_params, identified_parts
 from ._likelihood import face_products, linear_scores
-from ._prediction import free_parameters
 from ._validation import require_estimation_data
 from ._weights import as_numpy_weights
 
@@ -354,7 +353,7 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         if at == "all":
             self.margeff = effects[:, effects_idx]
             return
-        cov, jac = free_parameters(results, jac)
+        cov, jac = identified_parts(results, jac)
         cov = jac @ cov @ jac.T
         self.margeff_cov = cov[effects_idx][:, effects_idx]
         self.margeff_se = np.sqrt(np.diag(self.margeff_cov))

@@ -41,7 +41,7 @@ from statsmodels.base._prediction_inference import (
 )
 
 from ._dask import is_dask_collection, map_rows
-from ._inference import check_alpha, fixed_params
+from ._inference import check_alpha, identified_parts
 from ._likelihood import face_products, linear_scores
 from ._validation import require_estimation_data
 
@@ -52,7 +52,6 @@ __all__ = [
     "deriv_score_obs_dendog",
     "design_rows",
     "flip_log_odds_and_jacobian",
-    "free_parameters",
     "log_odds_and_jacobian",
     "outcome_log_probability",
     "predict_at",
@@ -200,20 +199,6 @@ class LinearPredictionResults(CheckedPredictionResults):
         )
 
 
-def free_parameters(results, jacobian: np.ndarray):
-    """``cov_params()`` and a Jacobian (parameters in its last axis), less the
-    parameters the fit held fixed, which have no variance: a flip rate at its
-    boundary 0 (the last parameter) and an L1 fit's zeros (``trimmed``). Any
-    other NaN variance (singular information) stays, so that its standard
-    errors are NaN, not zero."""
-    cov = np.asarray(results.cov_params(), dtype=float)
-    fixed = fixed_params(results)
-    if not fixed.any():
-        return cov, jacobian
-    free = ~fixed
-    return cov[np.ix_(free, free)], jacobian[..., free]
-
-
 def design_rows(results, exog, transform: bool, row_labels):
     """The design matrix to predict at and its row labels, as statsmodels'
     ``predict`` builds them: rows with missing values are dropped where the
@@ -350,7 +335,7 @@ def _averaged(results, design: np.ndarray, agg_weights, per_row):
     finite = np.isfinite(design).all(axis=1)
     log_odds = np.empty(len(design))
     log_odds[finite], jacobian = results._log_odds_and_jacobian(design[finite])
-    cov, jacobian = free_parameters(results, jacobian)
+    cov, jacobian = identified_parts(results, jacobian)
     if not finite.all():
         with np.errstate(divide="ignore", invalid="ignore"):
             probability = results.model.predict(results.params, design[~finite])
@@ -368,7 +353,7 @@ def _rows_log_odds_and_variance(results, design: np.ndarray):
     a row with a missing value (as ``predict``)."""
     complete = np.isfinite(design).all(axis=1)
     log_odds, jacobian = results._log_odds_and_jacobian(design[complete])
-    cov, jacobian = free_parameters(results, jacobian)
+    cov, jacobian = identified_parts(results, jacobian)
     log_var = _log_quadratic_form(jacobian, cov)
     if complete.all():
         return log_odds, log_var

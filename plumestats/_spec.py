@@ -186,5 +186,6 @@ INTERNAL_API = frozenset(
         # results builder
         "_diagnostics",
         "_bread_held",
+        "_identified_cov",  # a rank-deficient design's estimable variances
     }
 )

@@ -125,6 +125,8 @@ class PolyhedralMixtureLogitResults(
             self.cov_params_default = covariance.cov.copy()
             self.cov_params_default[unknown] = np.nan
             self.cov_params_default[:, unknown] = np.nan
+            if unknown.any():
+                self._robust_held = covariance.cov
         self.cov_type = cov_type
         self.cov_kwds = covariance.results_kwds(cov_type, cov_kwds, use_t)
         self.use_t = bool(use_t)
@@ -146,11 +148,18 @@ class PolyhedralMixtureLogitResults(
 
     @property
     def _bread(self) -> np.ndarray:
-        """The inverse information with only the held parameters NaN (a flip
-        rate at 0, an L1 fit's zeros, a rank-deficient design's dependent
-        columns): the sandwiches' bread. ``normalized_cov_params`` has every
-        unidentified coefficient NaN too (``plumestats._build``)."""
+        """The sandwiches' bread: the inverse information, only the held
+        parameters NaN (``normalized_cov_params``: the unidentified too)."""
         return vars(self).get("_bread_held", self.normalized_cov_params)
+
+    @property
+    def _identified_cov(self) -> np.ndarray:
+        """The ``cov_type``'s covariance, only the held parameters NaN (what
+        ``plumestats._inference.identified_parts`` reads)."""
+        held = vars(self).get("_robust_held")
+        if held is not None:
+            return held
+        return self._bread if self.cov_type == "nonrobust" else self.cov_params()
 
     @cache_readonly
     def _leverage(self) -> np.ndarray:

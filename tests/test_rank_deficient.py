@@ -18,7 +18,11 @@ import pytest
 import statsmodels.api as sm
 from conftest import unwrapped
 from numpy.testing import assert_allclose
-from statsmodels.tools.sm_exceptions import CollinearityWarning
+from statsmodels.tools.sm_exceptions import (
+    CollinearityWarning,
+    ConvergenceWarning,
+    HessianInversionWarning,
+)
 
 import plumestats.api as ps
 
@@ -130,6 +134,11 @@ def test_k2_estimable_standard_errors_equal_the_reduced_fit(summed):
             )
             assert_allclose(full.bse[estimable], reduced.bse[estimable], rtol=1e-6)
             assert full.bse[[f"{face}:x1", f"{face}:x2", f"{face}:x4"]].isna().all()
+        assert_allclose(
+            full.get_prediction(exog.iloc[:5]).se,
+            reduced.get_prediction(exog.drop(columns="x4").iloc[:5]).se,
+            rtol=1e-6,
+        )
 
 
 def test_summary_names_the_unidentified_coefficients(summed):
@@ -164,16 +173,96 @@ def test_label_flips_estimable_standard_errors_equal_the_reduced_fit(summed):
     assert "'x1', 'x2', 'x4' are not identified" in unwrapped(full.summary().as_text())
 
 
-def test_tests_of_estimable_coefficients_work(summed):
-    """t and Wald tests of the estimable coefficients read their block of the
-    covariance (the NaN rows of the others count 0 where weighed 0), equal to
-    the reduced design's; a test that weighs an unidentified one is NaN."""
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC0"])
+def test_tests_of_estimable_combinations_equal_the_reduced_design(summed, cov_type):
+    """t and Wald tests of estimable combinations, even of unidentified
+    coefficients (x1 - x2, x1 + x4: with x4 = x1 + x2 the reduced design's
+    x1 and x2 coefficients are x1 + x4 and x2 + x4), equal the reduced
+    design's; a combination that is not estimable is NaN."""
     endog, exog, _ = summed
-    full = _fit(endog, exog)
-    reduced = sm.Logit(endog, exog.drop(columns="x4")).fit(disp=0)
-    test = full.t_test("h1:x3 = 0.2")
-    assert_allclose(test.tvalue, reduced.t_test("x3 = 0.2").tvalue, rtol=1e-7)
-    wald = full.wald_test("h1:x3 = 0, h1:const = 0", scalar=True)
-    expected = reduced.wald_test("x3 = 0, const = 0", scalar=True)
-    assert_allclose(wald.statistic, expected.statistic, rtol=1e-7)
-    assert np.isnan(full.t_test("h1:x1 = 0").tvalue).all()
+    full = _fit(endog, exog, cov_type=cov_type)
+    reduced = sm.Logit(endog, exog.drop(columns="x4")).fit(disp=0, cov_type=cov_type)
+    pairs = [
+        ("h1:x3 = 0.2", "x3 = 0.2"),
+        ("h1:x1 - h1:x2 = 0", "x1 - x2 = 0"),
+        ("h1:x1 + h1:x4 = 1", "x1 = 1"),
+        ("h1:const + 2 * h1:x2 + 2 * h1:x4 = 0", "const + 2 * x2 = 0"),
+    ]
+    for constraint, expected in pairs:
+        assert_allclose(
+            full.t_test(constraint).tvalue,
+            reduced.t_test(expected).tvalue,
+            rtol=1e-6,
+        )
+    wald = full.wald_test("h1:x3 = 0, h1:x1 + h1:x4 = 0", scalar=True)
+    expected = reduced.wald_test("x3 = 0, x1 = 0", scalar=True)
+    assert_allclose(wald.statistic, expected.statistic, rtol=1e-6)
+    for constraint in ("h1:x1 = 0", "h1:x4 = 0", "h1:x1 + h1:x2 = 0"):
+        assert np.isnan(full.t_test(constraint).tvalue).all()
+
+
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC0"])
+def test_predictions_and_margins_of_estimable_rows(summed, cov_type):
+    """At rows in the design's row space (x4 = x1 + x2) a prediction is
+    estimable: its standard error is the reduced design's; at a row that
+    breaks the dependency it is NaN. x3's average marginal effect is
+    estimable, x1's (x4 held) is not."""
+    endog, exog, _ = summed
+    full = _fit(endog, exog, cov_type=cov_type)
+    reduced_exog = exog.drop(columns="x4")
+    reduced = sm.Logit(endog, reduced_exog).fit(disp=0, cov_type=cov_type)
+    rows = exog.iloc[:5].copy()
+    ours = full.get_prediction(rows).summary_frame()
+    theirs = reduced.get_prediction(reduced_exog.iloc[:5]).summary_frame()
+    assert_allclose(ours["predicted"], theirs["predicted"], rtol=1e-7)
+    assert_allclose(ours["se"], theirs["se"], rtol=1e-6)
+    average = full.get_prediction(exog, average=True).summary_frame()
+    expected = reduced.get_prediction(reduced_exog, average=True).summary_frame()
+    assert_allclose(average["se"], expected["se"], rtol=1e-6)
+    rows.loc[rows.index[0], "x4"] += 1.0
+    broken = full.get_prediction(rows).summary_frame()
+    assert np.isnan(broken["se"].iloc[0])
+    assert np.isfinite(broken["se"].iloc[1:]).all()
+    ours, theirs = full.get_margeff(), reduced.get_margeff()
+    names = list(full.model.exog_names[1:])
+    x3 = names.index("x3")
+    assert_allclose(ours.margeff_se[x3], theirs.margeff_se[2], rtol=1e-6)
+    assert np.isnan(ours.margeff_se[names.index("x1")])
+
+
+def test_joint_tests_refuse_what_is_not_estimable(summed):
+    endog, exog, _ = summed
+    full = _fit(endog, exog, k=2)
+    with pytest.raises(
+        ValueError, match="weighs the unidentified coefficients 'h2:x1'"
+    ):
+        full.wald_test("h1:x3 = 0, h2:x1 = 0")
+    with pytest.raises(ValueError, match="constraint 1 is not estimable"):
+        full.f_test("h1:x4 = 0")
+    table = full.wald_test_terms().table
+    assert table.loc[["x1", "x2", "x4"], "statistic"].isna().all()
+    assert table.loc[["const", "x3"], "statistic"].notna().all()
+    assert table.loc["x1", "df_constraint"] == 2
+
+
+def test_bootstrap_leaves_the_unidentified_coefficients_out(summed):
+    """Their replicates are arbitrary: NaN; the estimable ones' equal the
+    reduced design's bootstrap, replicate by replicate (the same resamples)."""
+    endog, exog, _ = summed
+    full = _fit(endog, exog).bootstrap(n_boot=20, random_state=1)
+    reduced = ps.PolyhedralMixtureLogit(endog, exog.drop(columns="x4"), k=1)
+    reduced = reduced.fit(disp=0).bootstrap(n_boot=20, random_state=1)
+    estimable = ["h1:const", "h1:x3"]
+    assert_allclose(full.bse[estimable], reduced.bse[estimable], rtol=1e-6)
+    assert full.bse[["h1:x1", "h1:x2", "h1:x4"]].isna().all()
+    assert full.conf_int().loc["h1:x4"].isna().all()
+
+
+def test_nearly_collinear_columns_beside_a_dependent_one_are_named(summed):
+    endog, exog, _ = summed
+    rng = np.random.default_rng(5)
+    near = exog.assign(x6=exog.x3 + 3e-8 * rng.normal(size=len(exog)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.warns(HessianInversionWarning, match="even with the coefficients"):
+            _fit(endog, near)
