@@ -24,12 +24,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from scipy.special import expit
 from statsmodels.stats import sandwich_covariance as sw
 from statsmodels.stats.outliers_influence import MLEInfluence
 from statsmodels.tools.grouputils import combine_indices
 from statsmodels.tools.sm_exceptions import HessianInversionWarning
 
+from ._compat import cache_readonly
 from ._validation import check_choice
 
 __all__ = [
@@ -391,6 +393,33 @@ class PolyhedralInfluence(MLEInfluence):
             index=rows,
         )
         return dfbetas.join(measures)
+
+    @cache_readonly
+    def d_params(self) -> np.ndarray:
+        """statsmodels' one-step change of the parameters when an observation
+        is dropped. Of a rank-deficient design's unpenalised fit, through the
+        generalised inverse its covariance uses (the dependent columns held:
+        they do not move), where solving with the singular Hessian would move
+        the unidentified coefficients by arbitrary amounts."""
+        if "unidentified" not in self.results.mle_retvals:
+            return super().d_params
+        bread = np.nan_to_num(self.results._bread, nan=0.0)
+        so_noti = self.score_obs.sum(0) - self.score_obs
+        return -(so_noti @ bread) / (1 - self.hat_matrix_diag)[:, None]
+
+    @cache_readonly
+    def cooks_distance(self) -> tuple[np.ndarray, np.ndarray]:
+        """statsmodels' Cook's distance and its F p-values. Of a rank-deficient
+        design's fit, over the estimated parameters only (those of the fit
+        without the dependent columns): its value is that fit's."""
+        if "unidentified" not in self.results.mle_retvals:
+            return super().cooks_distance
+        cov = self.results._identified_cov
+        free = np.isfinite(np.diagonal(cov))
+        d_params = self.d_params[:, free]
+        solved = np.linalg.solve(cov[np.ix_(free, free)], d_params.T).T
+        cooks = (d_params * solved).sum(1) / free.sum()
+        return cooks, stats.f.sf(cooks, free.sum(), self.results.df_resid)
 
     def resid_score_factor(self):
         """Not defined: statsmodels' score factor is the derivative of the

@@ -25,6 +25,7 @@ from ._validation import check_choice
 __all__ = [
     "check_alpha",
     "fixed_params",
+    "held_by_design",
     "identified_parts",
     "parse_constraints",
     "term_constraints",
@@ -42,6 +43,17 @@ def fixed_params(results) -> np.ndarray:
     return fixed
 
 
+def held_by_design(results) -> np.ndarray:
+    """The coefficients of a rank-deficient design's dependent columns, held
+    while its unpenalised fit's information was inverted (all False for any
+    other fit, or one pickled or loaded without the design's aliasing)."""
+    aliasing = getattr(results.model, "_aliasing", None)
+    size = len(results.params)
+    if "unidentified" not in results.mle_retvals or aliasing is None:
+        return np.zeros(size, dtype=bool)
+    return aliasing.in_faces(aliasing.dependent, results.k, size)
+
+
 def identified_parts(results, combinations: np.ndarray) -> tuple[np.ndarray, ...]:
     """The covariance and ``combinations`` (linear combinations of the
     parameters, which are its last axis) to take their variances from, less
@@ -56,12 +68,13 @@ def identified_parts(results, combinations: np.ndarray) -> tuple[np.ndarray, ...
     standard errors are NaN, not zero."""
     cov = np.asarray(results.cov_params(), dtype=float)
     held = fixed_params(results)
-    aliasing = getattr(results.model, "_aliasing", None)
-    if "unidentified" in results.mle_retvals and aliasing is not None:
+    dependent = held_by_design(results)
+    if dependent.any():
         cov = results._identified_cov
-        held = held | aliasing.in_faces(aliasing.dependent, results.k, held.size)
+        held = held | dependent
         flat = combinations.reshape(-1, held.size)
-        ok = aliasing.estimable(flat, results.k).reshape(combinations.shape[:-1])
+        estimable = results.model._aliasing.estimable(flat, results.k)
+        ok = estimable.reshape(combinations.shape[:-1])
         combinations = np.where(ok[..., None], combinations, np.nan)
     if not held.any():
         return cov, combinations

@@ -187,5 +187,6 @@ INTERNAL_API = frozenset(
         "_diagnostics",
         "_bread_held",
         "_identified_cov",  # a rank-deficient design's estimable variances
+        "_bread",  # the inverse information, only held parameters NaN
     }
 )

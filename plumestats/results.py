@@ -19,7 +19,7 @@ from ._bootstrap import run_bootstrap
 from ._compat import cache_readonly, recompute_removed
 from ._covariance import SandwichData, compute_covariance, generalised_leverage
 from ._diagnostics import FitDiagnostics
-from ._inference import InferenceMixin, check_alpha
+from ._inference import InferenceMixin, check_alpha, held_by_design
 from ._row_results import RowResultsMixin
 from ._sharing import load_json, to_json
 from ._summary import build_summary, build_summary2
@@ -325,13 +325,14 @@ class PolyhedralMixtureLogitResults(
         )
         params = np.asarray(self.params, dtype=float)
         # a flip rate held at its boundary is no estimate: its row would put
-        # the hold's arbitrary curvature into the ratio (-log 1e-8 in GBIC)
-        free = np.ones(params.size, dtype=bool)
-        free[-1] = not self.mle_retvals.get("boundary", False)
+        # the hold's arbitrary curvature into the ratio (-log 1e-8 in GBIC);
+        # nor are a rank-deficient design's dependent columns' coefficients
+        free = ~held_by_design(self)
+        free[-1] &= not self.mle_retvals.get("boundary", False)
         block = np.ix_(free, free)
         neg_hessian = -np.asarray(model.hessian(params))[block]
         if self.cov_type != "nonrobust":
-            return np.asarray(self.cov_params())[block] @ neg_hessian
+            return np.asarray(self._identified_cov)[block] @ neg_hessian
         outer = self._score_outer_product[block]
         try:
             return np.linalg.solve(neg_hessian, outer)

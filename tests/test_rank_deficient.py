@@ -266,3 +266,38 @@ def test_nearly_collinear_columns_beside_a_dependent_one_are_named(summed):
         warnings.simplefilter("ignore", ConvergenceWarning)
         with pytest.warns(HessianInversionWarning, match="even with the coefficients"):
             _fit(endog, near)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_influence_measures_equal_the_reduced_fit(summed, k):
+    """Cook's distance, DFFITS and the estimable DFBETAS of the reduced design's
+    fit at the same maximum (dropping an observation moves the unidentified
+    coefficients arbitrarily: the dependent ones are held)."""
+    endog, exog, _ = summed
+    reduced = ps.PolyhedralMixtureLogit(endog, exog.drop(columns="x4"), k=k)
+    reduced = reduced.fit(disp=0, random_state=0)
+    faces = np.asarray(reduced.params).reshape(k, 4)
+    start = np.column_stack([faces, np.zeros(k)]).ravel()
+    full = _fit(endog, exog, k=k, start_params=start)
+    ours, theirs = full.get_influence(), reduced.get_influence()
+    assert_allclose(ours.cooks_distance[0], theirs.cooks_distance[0], rtol=1e-6)
+    assert_allclose(ours.cooks_distance[1], theirs.cooks_distance[1], rtol=1e-6)
+    assert_allclose(ours.d_fittedvalues_scaled, theirs.d_fittedvalues_scaled, rtol=1e-6)
+    frame, expected = ours.summary_frame(), theirs.summary_frame()
+    assert_allclose(frame["dfb_h1:x3"], expected["dfb_h1:x3"], rtol=1e-6)
+    assert frame["dfb_h1:x1"].isna().all()
+
+
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC0"])
+def test_information_criteria_equal_the_reduced_fit(summed, cov_type):
+    endog, exog, _ = summed
+    full = _fit(endog, exog, cov_type=cov_type)
+    reduced = ps.PolyhedralMixtureLogit(endog, exog.drop(columns="x4"), k=1)
+    reduced = reduced.fit(disp=0, cov_type=cov_type)
+    for crit in ("aic", "bic", "tic"):
+        assert_allclose(
+            full.info_criteria(crit), reduced.info_criteria(crit), rtol=1e-8
+        )
+    assert_allclose(
+        full.info_criteria("gbic"), reduced.info_criteria("gbic"), rtol=1e-8
+    )
