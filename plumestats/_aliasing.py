@@ -16,11 +16,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Aliasing", "null_directions"]
+__all__ = ["Aliasing", "null_directions", "of_model"]
 
-# a null direction's (unit-norm, scaled) entry below this does not move the
-# column; a combination this close to orthogonal to every direction is estimable
-_TOLERANCE = 1e-8
+# the coefficients that name a dependent column's partners in the warning
+_PARTNER_TOLERANCE = 1e-8
+# a null direction's (unit-norm, scaled) entry above this moves its column, and
+# a combination closer than this to orthogonal to every direction is estimable:
+# far below the entries of real dependencies (7e-9 for a column 1e8 times
+# smaller than its partner), far above the rounding of the sample's rows
+# (2e-15 with columns 1e6 apart); raised with the basis's condition number,
+# which bounds the directions' own rounding
+_MIN_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,14 +37,16 @@ class Aliasing:
     column pivoting leaves last), ``unidentified`` every column some null
     direction moves, ``null_basis`` the directions of the scaled design
     ``X D^{-1}`` (unit columns, ``(p, m)``) and ``scale`` the diagonal of
-    ``D`` (the column norms, 1 for an all-zero column). Empty for a full-rank
-    design.
+    ``D`` (the column norms, 1 for an all-zero column), ``tolerance`` the
+    relative size below which an entry or a projection counts as zero. Empty
+    for a full-rank design.
     """
 
     dependent: tuple[int, ...] = ()
     unidentified: tuple[int, ...] = ()
     null_basis: np.ndarray | None = None
     scale: np.ndarray | None = None
+    tolerance: float = _MIN_TOLERANCE
 
     def in_faces(self, columns: tuple[int, ...], k: int, n_params: int) -> np.ndarray:
         """A mask over ``n_params`` parameters (``k`` faces of the design's
@@ -54,7 +62,8 @@ class Aliasing:
         """Which rows of ``combinations`` (each a linear combination of the
         parameters: ``k`` faces of ``p`` coefficients, then any extra
         parameter) are estimable: in every face, orthogonal to the null
-        directions (to a relative 1e-8, in the scaled design's units)."""
+        directions (to the relative ``tolerance``, in the scaled design's
+        units)."""
         rows = np.atleast_2d(np.asarray(combinations, dtype=float))
         ok = np.ones(rows.shape[0], dtype=bool)
         if self.null_basis is None:
@@ -63,7 +72,7 @@ class Aliasing:
         for face in range(k):
             block = rows[:, face * n_cols : (face + 1) * n_cols] / self.scale
             along = np.abs(block @ self.null_basis).max(axis=1)
-            ok &= along <= _TOLERANCE * np.linalg.norm(block, axis=1)
+            ok &= along <= self.tolerance * np.linalg.norm(block, axis=1)
         return ok
 
 
@@ -98,15 +107,29 @@ def null_directions(summary) -> tuple[list[int], list[np.ndarray], Aliasing]:
             involved.append(basis[:0])
             continue
         coef = lstsq(scaled[:, basis], scaled[:, j])[0]
-        involved.append(basis[np.abs(coef) > _TOLERANCE])
+        involved.append(basis[np.abs(coef) > _PARTNER_TOLERANCE])
         directions[basis, direction] = -coef
-    return dependent, involved, _aliasing(dependent, directions, scale)
+    condition = diag[0] / diag[rank - 1] if rank else 1.0
+    aliased = _aliasing(dependent, directions, scale, condition)
+    return dependent, involved, aliased
 
 
-def _aliasing(dependent: list[int], directions: np.ndarray, scale) -> Aliasing:
-    """The :class:`Aliasing` of the null ``directions`` (one column each)."""
+def _aliasing(dependent: list[int], directions, scale, condition: float) -> Aliasing:
+    """The :class:`Aliasing` of the null ``directions`` (one column each) of
+    a basis of this ``condition`` number."""
     if not dependent:
         return Aliasing()
     directions = directions / np.linalg.norm(directions, axis=0)
-    moved = np.flatnonzero(np.abs(directions).max(axis=1) > _TOLERANCE)
-    return Aliasing(tuple(dependent), tuple(int(j) for j in moved), directions, scale)
+    tolerance = max(_MIN_TOLERANCE, 100.0 * condition * np.finfo(float).eps)
+    moved = np.flatnonzero(np.abs(directions).max(axis=1) > tolerance)
+    unidentified = tuple(int(j) for j in moved)
+    return Aliasing(tuple(dependent), unidentified, directions, scale, tolerance)
+
+
+def of_model(model) -> Aliasing | None:
+    """The model's :class:`Aliasing` when its design is rank deficient; None
+    for a full-rank design, and for a model pickled or loaded without it."""
+    aliasing = getattr(model, "_aliasing", None)
+    if aliasing is None or getattr(aliasing, "null_basis", None) is None:
+        return None
+    return aliasing

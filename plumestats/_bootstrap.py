@@ -241,7 +241,7 @@ def _failures(res, unidentified=None) -> list[str]:
     there to check) do not count."""
     retvals = res.mle_retvals
     problems = []
-    known = np.zeros(1, bool) if unidentified is None else ~np.asarray(unidentified)
+    known = True if unidentified is None else ~np.asarray(unidentified, dtype=bool)
     if np.any(np.asarray(retvals.get("unidentified", False)) & known):
         problems.append("coefficients not identified by the resample")
     if not res.converged:

@@ -18,6 +18,7 @@ import numpy as np
 from scipy.linalg import null_space
 from statsmodels.base.model import LikelihoodModelResults
 
+from ._aliasing import of_model
 from ._covariance import (
     BLOCK_COV_TYPES,
     invert_information,
@@ -180,7 +181,7 @@ def _aliased_params(model, settings: dict, size: int) -> tuple[np.ndarray, ...]:
     whichever ones are held), and every unidentified coefficient, whose
     variance is NaN. All False when a penalty identifies the faces (an L1
     fit, which records alpha 0, included)."""
-    aliasing = getattr(model, "_aliasing", None)  # (a model pickled before it)
+    aliasing = of_model(model)
     if aliasing is None or settings["alpha"] or "alpha_l1" in settings:
         return np.zeros(size, bool), np.zeros(size, bool)
     return (

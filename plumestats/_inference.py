@@ -19,6 +19,7 @@ from patsy import DesignInfo, PatsyError
 from statsmodels.stats.contrast import WaldTestResults
 from statsmodels.tools.tools import nan_dot
 
+from ._aliasing import of_model
 from ._compat import formula_spec, term_slices
 from ._validation import check_choice
 
@@ -47,7 +48,7 @@ def held_by_design(results) -> np.ndarray:
     """The coefficients of a rank-deficient design's dependent columns, held
     while its unpenalised fit's information was inverted (all False for any
     other fit, or one pickled or loaded without the design's aliasing)."""
-    aliasing = getattr(results.model, "_aliasing", None)
+    aliasing = of_model(results.model)
     size = len(results.params)
     if "unidentified" not in results.mle_retvals or aliasing is None:
         return np.zeros(size, dtype=bool)
@@ -412,7 +413,7 @@ class InferenceMixin:
     def _non_estimable(self, r_matrix) -> list[int]:
         """The rows of ``r_matrix`` (a matrix) that are not estimable, for a
         rank-deficient design's fit (none otherwise)."""
-        aliasing = getattr(self.model, "_aliasing", None)
+        aliasing = of_model(self.model)
         if "unidentified" not in self.mle_retvals or aliasing is None:
             return []
         rows = np.atleast_2d(np.asarray(r_matrix, dtype=float))
@@ -427,14 +428,16 @@ class InferenceMixin:
         matrix = np.atleast_2d(r_matrix[0] if isinstance(r_matrix, tuple) else r_matrix)
         bad = self._non_estimable(matrix)
         if bad:
-            weighed = (matrix[bad[0]] != 0) & self.mle_retvals["unidentified"]
+            weighed = matrix[bad[0]] != 0
+            if (weighed & self.mle_retvals["unidentified"]).any():
+                weighed &= self.mle_retvals["unidentified"]
             names = ", ".join(
                 repr(self.model.data.param_names[j]) for j in np.flatnonzero(weighed)
             )
             raise ValueError(
                 f"constraint {bad[0] + 1} is not estimable: the design matrix is "
-                f"rank deficient and the constraint weighs the unidentified "
-                f"coefficients {names} along a null direction of the design. Test an "
+                f"rank deficient and the constraint weighs {names} along a null "
+                "direction of the design (coefficients it does not identify). Test an "
                 "estimable combination (e.g. the difference of the coefficients "
                 "of two duplicated columns), drop the dependent columns, or fit "
                 "with an L2 penalty (alpha > 0)"

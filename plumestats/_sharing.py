@@ -26,6 +26,7 @@ import numpy as np
 from patsy import PatsyError
 from statsmodels.base.data import ModelData, PandasData
 
+from ._aliasing import Aliasing
 from ._design_json import (
     ExportError,
     design_from_json,
@@ -96,6 +97,10 @@ _OPTIONAL_RESULTS_FIELDS = (
     "_weighted_rows",  # the rows of a fit with frequency weights
     "trimmed",  # which parameters an L1 fit set to zero
     "nnz_params",
+    # a rank-deficient design's covariances before the unidentified rows were
+    # masked: what its estimable combinations read
+    "_bread_held",
+    "_robust_held",
 )
 # the data arrays and per-observation values that a loaded fit has none of
 _MODEL_DATA_ATTR = ["exog", "endog", "data.exog", "data.endog", "_y_inside"]
@@ -143,6 +148,9 @@ def _version() -> str:
 def _model_part(model) -> dict:
     data = model.data
     part = {field: encode(getattr(model, field)) for field in _MODEL_FIELDS}
+    # the design's rank deficiency (which combinations are estimable)
+    aliasing = getattr(model, "_aliasing", None)
+    part["aliasing"] = None if aliasing is None else encode(dict(vars(aliasing)))
     part["data"] = {
         "pandas": isinstance(data, PandasData),
         "ynames": encode(data.ynames),
@@ -296,10 +304,9 @@ def _rebuild(model_part: dict, results_part: dict):
     state["normalized_cov_params"] = _square(
         state["normalized_cov_params"], model.nparams, "normalized_cov_params"
     )
-    if "cov_params_default" in state:
-        state["cov_params_default"] = _square(
-            state["cov_params_default"], model.nparams, "cov_params_default"
-        )
+    for field in ("cov_params_default", "_bread_held", "_robust_held"):
+        if field in state:
+            state[field] = _square(state[field], model.nparams, field)
     state.update(
         model=model,
         endog=None,
@@ -335,6 +342,9 @@ def _model_state(part: dict) -> dict:
     # the design's rank is not written: the counts written give it
     identified = state["df_model"] + 1.0 - state["k_extra"]
     state["rank"] = round(identified / state["k"])
+    aliasing = part.get("aliasing")  # (absent from files written before it)
+    if aliasing is not None:
+        state["_aliasing"] = Aliasing(**_mapping(decode(aliasing)))
     state.update(
         exog=None,
         endog=None,

@@ -233,9 +233,7 @@ def test_predictions_and_margins_of_estimable_rows(summed, cov_type):
 def test_joint_tests_refuse_what_is_not_estimable(summed):
     endog, exog, _ = summed
     full = _fit(endog, exog, k=2)
-    with pytest.raises(
-        ValueError, match="weighs the unidentified coefficients 'h2:x1'"
-    ):
+    with pytest.raises(ValueError, match="weighs 'h2:x1' along a null direction"):
         full.wald_test("h1:x3 = 0, h2:x1 = 0")
     with pytest.raises(ValueError, match="constraint 1 is not estimable"):
         full.f_test("h1:x4 = 0")
@@ -301,3 +299,65 @@ def test_information_criteria_equal_the_reduced_fit(summed, cov_type):
     assert_allclose(
         full.info_criteria("gbic"), reduced.info_criteria("gbic"), rtol=1e-8
     )
+
+
+def test_a_column_far_smaller_than_its_partner_is_still_unidentified(summed):
+    """x4 = x1 + x2 with x1 in units 1e8 times larger: x2's share of the null
+    direction is about 7e-9 in the scaled design, yet it moves one for one."""
+    endog, exog, _ = summed
+    scaled = exog.assign(x1=exog.x1 * 1e8, x4=exog.x1 * 1e8 + exog.x2)
+    res = _fit(endog, scaled)
+    assert res.bse[["h1:x1", "h1:x2", "h1:x4"]].isna().all()
+    assert np.isfinite(res.bse[["h1:const", "h1:x3"]]).all()
+    assert np.isnan(res.t_test("h1:x2 = 0").tvalue).all()
+
+
+def test_bootstrap_fails_a_replicate_that_loses_a_rare_level():
+    """A full-rank fit: a resample without the level's rows leaves its
+    coefficient unidentified, arbitrary (it would stay at the start value):
+    such a replicate fails, as it did when its information was singular."""
+    rng = np.random.default_rng(0)
+    nobs = 200
+    rare = np.zeros(nobs)
+    rare[:2] = 1.0
+    exog = np.column_stack([np.ones(nobs), rng.normal(size=nobs), rare])
+    endog = (exog[:, 1] + rng.logistic(size=nobs) > 0).astype(float)
+    res = ps.PolyhedralMixtureLogit(endog, exog, k=1).fit(disp=0)
+    boot = res.bootstrap(n_boot=40, random_state=0)
+    lost = [f for f in boot.failures if "not identified by the resample" in f[0]]
+    assert lost
+    assert not np.any(boot.params.iloc[:, 2] == res.params[2])
+
+
+def test_a_model_pickled_with_an_older_aliasing_reads_as_full_rank(summed):
+    """Its aliasing has no null directions: inference falls back to the
+    masked covariance (NaN for what it cannot tell), never an error."""
+    from plumestats._aliasing import Aliasing
+
+    endog, exog, _ = summed
+    res = _fit(endog, exog)
+    res.model._aliasing = Aliasing((4,), (1, 2, 4))
+    assert_allclose(
+        res.t_test("h1:x3 = 0").sd, np.sqrt(res.cov_params().iloc[3, 3]), rtol=1e-12
+    )
+    assert np.isnan(res.t_test("h1:x1 - h1:x2 = 0").sd).all()
+    assert np.isnan(res.get_prediction(exog.iloc[:2]).se).all()
+
+
+def test_a_json_copy_reads_the_estimable_combinations_as_the_fit(summed, tmp_path):
+    endog, exog, _ = summed
+    for cov_type in ("nonrobust", "HC0"):
+        res = _fit(endog, exog, k=2, cov_type=cov_type)
+        res.save_json(tmp_path / "fit.json")
+        back = ps.load_json(tmp_path / "fit.json")
+        for constraint in ("h1:x3 = 0", "h2:x1 - h2:x2 = 0"):
+            assert_allclose(
+                back.t_test(constraint).sd, res.t_test(constraint).sd, rtol=1e-12
+            )
+        assert_allclose(
+            back.get_prediction(exog.iloc[:3]).se,
+            res.get_prediction(exog.iloc[:3]).se,
+            rtol=1e-12,
+        )
+        with pytest.raises(ValueError, match="not estimable"):
+            back.wald_test("h1:x1 = 0")
