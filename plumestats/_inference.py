@@ -384,7 +384,7 @@ class InferenceMixin:
         ``r_matrix`` as for
         :meth:`~plumestats.api.PolyhedralMixtureLogitResults.t_test`."""
         r_matrix = parse_constraints(self.model, r_matrix)
-        self._refuse_non_estimable(r_matrix, cov_p, invcov)
+        self._refuse_untestable(r_matrix, cov_p, invcov)
         return super().f_test(r_matrix, cov_p=cov_p, invcov=invcov)
 
     def wald_test(
@@ -400,7 +400,7 @@ class InferenceMixin:
         ``wald_test``; ``r_matrix`` as for
         :meth:`~plumestats.api.PolyhedralMixtureLogitResults.t_test`."""
         r_matrix = parse_constraints(self.model, r_matrix)
-        self._refuse_non_estimable(r_matrix, cov_p, invcov)
+        self._refuse_untestable(r_matrix, cov_p, invcov)
         return super().wald_test(
             r_matrix,
             cov_p=cov_p,
@@ -410,38 +410,54 @@ class InferenceMixin:
             scalar=scalar,
         )
 
-    def _non_estimable(self, r_matrix) -> list[int]:
-        """The rows of ``r_matrix`` (a matrix) that are not estimable, for a
-        rank-deficient design's fit (none otherwise)."""
+    def _untestable(self, r_matrix) -> tuple[int, np.ndarray, bool] | None:
+        """The first row of the constraint matrix ``r_matrix`` that no Wald
+        test can take, the parameters to name and whether they are held fixed
+        (an L1 fit's zeros, a flip rate at its boundary: no variance) rather
+        than not identified (a rank-deficient design); None if every row can."""
+        rows = np.atleast_2d(np.asarray(r_matrix, dtype=float))
+        fixed = fixed_params(self)
+        weighs_fixed = np.flatnonzero((rows[:, fixed] != 0).any(axis=1))
+        if weighs_fixed.size:
+            first = int(weighs_fixed[0])
+            return first, (rows[first] != 0) & fixed, True
         aliasing = of_model(self.model)
         if "unidentified" not in self.mle_retvals or aliasing is None:
-            return []
-        rows = np.atleast_2d(np.asarray(r_matrix, dtype=float))
-        return np.flatnonzero(~aliasing.estimable(rows, self.k)).tolist()
+            return None
+        bad = np.flatnonzero(~aliasing.estimable(rows, self.k))
+        if not bad.size:
+            return None
+        weighed = rows[bad[0]] != 0
+        if (weighed & self.mle_retvals["unidentified"]).any():
+            weighed &= self.mle_retvals["unidentified"]
+        return int(bad[0]), weighed, False
 
-    def _refuse_non_estimable(self, r_matrix, cov_p, invcov) -> None:
-        """A clear error for a joint test of a combination the design does not
-        identify (statsmodels' says only "asymptotically non-normal")."""
+    def _refuse_untestable(self, r_matrix, cov_p, invcov) -> None:
+        """A clear error for a joint test of what the fit does not estimate
+        (statsmodels' says only "asymptotically non-normal")."""
         if cov_p is not None or invcov is not None:
             return
         # (a parsed constraint string is the pair (R, q))
-        matrix = np.atleast_2d(r_matrix[0] if isinstance(r_matrix, tuple) else r_matrix)
-        bad = self._non_estimable(matrix)
-        if bad:
-            weighed = matrix[bad[0]] != 0
-            if (weighed & self.mle_retvals["unidentified"]).any():
-                weighed &= self.mle_retvals["unidentified"]
-            names = ", ".join(
-                repr(self.model.data.param_names[j]) for j in np.flatnonzero(weighed)
-            )
-            raise ValueError(
-                f"constraint {bad[0] + 1} is not estimable: the design matrix is "
-                f"rank deficient and the constraint weighs {names} along a null "
-                "direction of the design (coefficients it does not identify). Test an "
-                "estimable combination (e.g. the difference of the coefficients "
-                "of two duplicated columns), drop the dependent columns, or fit "
-                "with an L2 penalty (alpha > 0)"
-            )
+        matrix = r_matrix[0] if isinstance(r_matrix, tuple) else r_matrix
+        found = self._untestable(matrix)
+        if found is None:
+            return
+        row, weighed, held = found
+        names = ", ".join(
+            repr(self.model.data.param_names[j]) for j in np.flatnonzero(weighed)
+        )
+        why = (
+            f"it weighs {names}, which the fit holds fixed (an L1 fit's zero, or "
+            "a flip rate at its boundary 0) with no variance. Test the estimated "
+            "parameters, or refit without the L1 penalty"
+            if held
+            else "the design matrix is rank deficient and the constraint weighs "
+            f"{names} along a null direction of the design (coefficients it does "
+            "not identify). Test an estimable combination (e.g. the difference "
+            "of the coefficients of two duplicated columns), drop the dependent "
+            "columns, or fit with an L2 penalty (alpha > 0)"
+        )
+        raise ValueError(f"constraint {row + 1} is not estimable: {why}")
 
     def t_test_pairwise(self, term_name, *args, **kwargs):
         """statsmodels' pairwise tests of a categorical term's levels, for
@@ -526,7 +542,7 @@ class InferenceMixin:
         use_t = bool(self.use_t)
         rows, index = [], []
         for name, matrix in [*constraints, *combined, *(extra_constraints or [])]:
-            if self._non_estimable(matrix):  # a term the design does not identify
+            if self._untestable(matrix):  # a term the fit does not estimate
                 rows.append([np.nan, np.nan, len(matrix)] + [np.nan] * use_t)
                 index.append(name)
                 continue

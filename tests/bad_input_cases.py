@@ -15,6 +15,7 @@ reads as the messages do.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -989,6 +990,18 @@ fits(
     lambda res: res.converged and res.nnz_params >= 2,
 )
 refuses(
+    "wald_test of an L1 fit's zero",
+    lambda: _l1_fit(alpha=1e3).wald_test("h1:x1 = 0"),
+    ValueError,
+    "which the fit holds fixed (an L1 fit's zero",
+)
+refuses(
+    "wald_test of a coefficient a duplicated column leaves unidentified",
+    lambda: _duplicated_fit().wald_test("h1:x1 = 0"),
+    ValueError,
+    "along a null direction of the design",
+)
+refuses(
     "L1 alpha of the wrong length",
     lambda: _l1_fit(alpha=[0.0, 1.0, 1.0]),
     ValueError,
@@ -1482,6 +1495,16 @@ def _multiindex_fit():
     columns = pd.MultiIndex.from_tuples([("c", ""), ("x", "1"), ("x", "2")])
     exog = pd.DataFrame(design(), columns=columns)
     return exog, PM(outcome(), exog, k=2).fit()
+
+
+def _duplicated_fit():
+    """The two-face fit of a design whose x1 is duplicated (warned at the
+    model: the catalogue's case for that warning is elsewhere)."""
+    frame_ = frame().assign(x1_again=frame()["x1"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CollinearityWarning)
+        model = ps.plume("y ~ x1 + x2 + x1_again", frame_, k=2)
+    return model.fit()
 
 
 def _l1_fit(alpha=1.0, **options):

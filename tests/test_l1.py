@@ -495,3 +495,20 @@ def test_a_trimmed_fit_is_not_given_up_for_slsqps_point(data_dir):
     res, weights = _against_slsqp(PolyhedralMixtureLogit(endog, exog, k=3), 5.0)
     params = np.asarray(res.params)
     assert not np.any((weights > 0) & (params != 0) & (np.abs(params) < 1e-8))
+
+
+def test_wald_tests_of_an_l1_fit_leave_its_zeros_out():
+    """A term whose coefficients the L1 fit set to zero has no variance: NaN in
+    wald_test_terms (statsmodels' own L1 Logit raises there), and a clear
+    error from wald_test; the estimated terms are tested as before."""
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame(rng.normal(size=(400, 3)), columns=["x1", "x2", "x3"])
+    data["y"] = (0.5 + data.x1 + rng.logistic(size=400) > 0).astype(float)
+    res = ps.plume("y ~ x1 + x2 + x3", data, k=1).fit_regularized(method="l1", alpha=20)
+    assert res.trimmed.tolist() == [False, False, True, True]
+    table = res.wald_test_terms().table
+    assert table.loc[["x2", "x3"], "statistic"].isna().all()
+    expected = res.wald_test("h1:x1 = 0", scalar=True).statistic
+    assert table.loc["x1", "statistic"] == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="weighs 'h1:x2', which the fit holds"):
+        res.wald_test("h1:x1 = 0, h1:x2 = 0")
