@@ -18,14 +18,15 @@ import numpy as np
 
 __all__ = ["Aliasing", "null_directions", "of_model"]
 
-# the coefficients that name a dependent column's partners in the warning
-_PARTNER_TOLERANCE = 1e-8
-# a null direction's (unit-norm, scaled) entry above this moves its column, and
-# a combination closer than this to orthogonal to every direction is estimable:
-# far below the entries of real dependencies (7e-9 for a column 1e8 times
-# smaller than its partner), far above the rounding of the sample's rows
-# (2e-15 with columns 1e6 apart); raised with the basis's condition number,
-# which bounds the directions' own rounding
+# The rounding of a null direction's entry (unit-norm, in the scaled design)
+# is bounded by eps times the norm of its row of the basis's inverse factor:
+# an entry above that bound (100 times it, and at least this floor) moves its
+# column, and a combination closer than the bound to orthogonal to every
+# direction is estimable. The floor is far below the entries of real
+# dependencies (7e-9 for a column 1e8 times smaller than its partner) and far
+# above the rounding of the sample's rows (2e-15 with columns 1e6 apart); a
+# nearly collinear pair of independent columns raises the bound of those two
+# coordinates only.
 _MIN_TOLERANCE = 1e-12
 
 
@@ -38,15 +39,15 @@ class Aliasing:
     direction moves, ``null_basis`` the directions of the scaled design
     ``X D^{-1}`` (unit columns, ``(p, m)``) and ``scale`` the diagonal of
     ``D`` (the column norms, 1 for an all-zero column), ``tolerance`` the
-    relative size below which an entry or a projection counts as zero. Empty
-    for a full-rank design.
+    bound on each column's entries' rounding (``(p,)``), below which an entry
+    counts as zero. Empty for a full-rank design.
     """
 
     dependent: tuple[int, ...] = ()
     unidentified: tuple[int, ...] = ()
     null_basis: np.ndarray | None = None
     scale: np.ndarray | None = None
-    tolerance: float = _MIN_TOLERANCE
+    tolerance: np.ndarray | None = None
 
     def in_faces(self, columns: tuple[int, ...], k: int, n_params: int) -> np.ndarray:
         """A mask over ``n_params`` parameters (``k`` faces of the design's
@@ -62,8 +63,8 @@ class Aliasing:
         """Which rows of ``combinations`` (each a linear combination of the
         parameters: ``k`` faces of ``p`` coefficients, then any extra
         parameter) are estimable: in every face, orthogonal to the null
-        directions (to the relative ``tolerance``, in the scaled design's
-        units)."""
+        directions up to the rounding of their entries (``tolerance``, in
+        the scaled design's units)."""
         rows = np.atleast_2d(np.asarray(combinations, dtype=float))
         ok = np.ones(rows.shape[0], dtype=bool)
         if self.null_basis is None:
@@ -72,22 +73,23 @@ class Aliasing:
         for face in range(k):
             block = rows[:, face * n_cols : (face + 1) * n_cols] / self.scale
             along = np.abs(block @ self.null_basis).max(axis=1)
-            ok &= along <= self.tolerance * np.linalg.norm(block, axis=1)
+            ok &= along <= np.abs(block) @ self.tolerance
         return ok
 
 
-def null_directions(summary) -> tuple[list[int], list[np.ndarray], Aliasing]:
-    """The dependent columns, for each the independent columns its null
-    direction ``e_j - sum_i c_i e_i`` involves (none for an all-zero column),
-    and the design's :class:`Aliasing`, from a design summary (its ``(p, p)``
-    factor ``R`` of ``X = Q R`` and its column extremes).
+def null_directions(summary) -> tuple[list[int], Aliasing]:
+    """The dependent columns and the design's :class:`Aliasing`, from a
+    design summary (its ``(p, p)`` factor ``R`` of ``X = Q R`` and its column
+    extremes). Each dependent column ``j`` has the null direction
+    ``e_j - sum_i c_i e_i`` over the independent columns ``i`` (``e_j`` alone
+    for an all-zero column).
 
     The pivoted QR runs on the factor ``R D^{-1}`` of the scaled design
     ``X D^{-1} = Q R D^{-1}``: the orthogonal ``Q`` changes neither the
     column norms that choose the pivots nor the diagonal they produce, nor the
     least-squares coefficients ``c`` of the null directions.
     """
-    from scipy.linalg import lstsq, qr
+    from scipy.linalg import qr, solve_triangular
 
     zero = np.flatnonzero((summary.minimum == 0) & (summary.maximum == 0))
     norms = np.linalg.norm(summary.r, axis=0)
@@ -98,32 +100,28 @@ def null_directions(summary) -> tuple[list[int], list[np.ndarray], Aliasing]:
     diag = np.abs(np.diag(r))
     rank = int(np.sum(diag > 1e-9 * diag[0])) if diag.size else 0
     dependent = sorted(set(pivots[rank:].tolist()) | set(zero.tolist()))
+    if not dependent:
+        return dependent, Aliasing()
     basis = pivots[:rank]
+    # the basis's triangular factor: its inverse gives the coefficients (R_b c
+    # = Q_b' v, with Q_b' v the first rank entries of the pivoted column of R)
+    # and bounds their rounding, row by row
+    inverse = solve_triangular(r[:rank, :rank], np.eye(rank))
     directions = np.zeros((scale.size, len(dependent)))
-    involved = []
     for direction, j in enumerate(dependent):
         directions[j, direction] = 1.0
-        if j in zero or rank == 0:
-            involved.append(basis[:0])
-            continue
-        coef = lstsq(scaled[:, basis], scaled[:, j])[0]
-        involved.append(basis[np.abs(coef) > _PARTNER_TOLERANCE])
-        directions[basis, direction] = -coef
-    condition = diag[0] / diag[rank - 1] if rank else 1.0
-    aliased = _aliasing(dependent, directions, scale, condition)
-    return dependent, involved, aliased
-
-
-def _aliasing(dependent: list[int], directions, scale, condition: float) -> Aliasing:
-    """The :class:`Aliasing` of the null ``directions`` (one column each) of
-    a basis of this ``condition`` number."""
-    if not dependent:
-        return Aliasing()
-    directions = directions / np.linalg.norm(directions, axis=0)
-    tolerance = max(_MIN_TOLERANCE, 100.0 * condition * np.finfo(float).eps)
-    moved = np.flatnonzero(np.abs(directions).max(axis=1) > tolerance)
+        if j not in zero and rank:
+            where = int(np.flatnonzero(pivots == j)[0])
+            directions[basis, direction] = -(inverse @ r[:rank, where])
+    tolerance = np.full(scale.size, _MIN_TOLERANCE)
+    rounding = 100.0 * np.finfo(float).eps * np.linalg.norm(inverse, axis=1)
+    tolerance[basis] = np.maximum(_MIN_TOLERANCE, rounding)
+    directions /= np.linalg.norm(directions, axis=0)
+    moved = np.flatnonzero((np.abs(directions) > tolerance[:, None]).any(axis=1))
     unidentified = tuple(int(j) for j in moved)
-    return Aliasing(tuple(dependent), unidentified, directions, scale, tolerance)
+    return dependent, Aliasing(
+        tuple(dependent), unidentified, directions, scale, tolerance
+    )
 
 
 def of_model(model) -> Aliasing | None:

@@ -75,7 +75,8 @@ class BootstrapResults:
         Bootstrap standard errors (standard deviation of the replicates).
     n_boot, n_failed, n_switched : int
         Replicates drawn; that failed (no convergence, separation, a singular
-        information, an error); and whose experts had to be permuted to match the
+        information, a coefficient the resample leaves unidentified, an
+        error); and whose experts had to be permuted to match the
         fit (label switching, among the successful ones: the replicate's run
         swapped faces, not merely the order the results list them in).
     random_state : int

@@ -261,8 +261,8 @@ def _make_results(
     mlefit = LikelihoodModelResults(
         model, params, normalized_cov_params=estimable, scale=1.0
     )
-    # the sandwiches and the leverage read every identified direction
-    mlefit._bread_held = cov
+    if unidentified.any():  # the sandwiches and the leverage read them all
+        mlefit._bread_held = cov
     mlefit.mle_retvals = retvals
     mlefit.mle_settings = settings
     results = model._results_class(

@@ -90,9 +90,9 @@ def check_design(
             "handled by you)."
         )
     check_magnitudes(summary.minimum, summary.maximum, names)
-    dependent, involved, aliased = null_directions(summary)
+    dependent, aliased = null_directions(summary)
     if dependent:
-        partners = _partners(summary, involved)
+        partners = _partners(summary, dependent, aliased)
         warnings.warn(
             "The design matrix is rank deficient: "
             f"{_rank_deficiency(summary, dependent, partners, names, nobs)}. "
@@ -286,14 +286,16 @@ def dependent_columns(summary: DesignSummary) -> tuple[list[int], list[int]]:
     """Columns that QR with column pivoting finds to be linearly dependent on the
     others (after scaling each column to unit norm), and the non-constant columns
     they are combinations of (:func:`plumestats._aliasing.null_directions`)."""
-    dependent, involved, _ = null_directions(summary)
-    return dependent, _partners(summary, involved)
+    dependent, aliased = null_directions(summary)
+    return dependent, _partners(summary, dependent, aliased)
 
 
-def _partners(summary: DesignSummary, involved: list[np.ndarray]) -> list[int]:
-    """The non-constant columns the null directions involve."""
+def _partners(summary: DesignSummary, dependent, aliased: Aliasing) -> list[int]:
+    """The non-constant columns besides the dependent ones that the null
+    directions move."""
     varying = summary.maximum > summary.minimum
-    return sorted({int(j) for columns in involved for j in columns if varying[j]})
+    moved = set(aliased.unidentified) - set(dependent)
+    return sorted(j for j in moved if varying[j])
 
 
 def statsmodels_exog_names(exog: np.ndarray) -> list[str]:

@@ -446,10 +446,15 @@ class InferenceMixin:
         names = ", ".join(
             repr(self.model.data.param_names[j]) for j in np.flatnonzero(weighed)
         )
+        l1 = held and bool(np.any(weighed & np.asarray(self.trimmed, dtype=bool)))
         why = (
-            f"it weighs {names}, which the fit holds fixed (an L1 fit's zero, or "
-            "a flip rate at its boundary 0) with no variance. Test the estimated "
-            "parameters, or refit without the L1 penalty"
+            f"it weighs {names}, which the fit holds fixed with no variance ("
+            + (
+                "an L1 fit's zero). Test the estimated parameters, or refit "
+                "without the L1 penalty"
+                if l1
+                else "a flip rate at its boundary 0). Test the other parameters"
+            )
             if held
             else "the design matrix is rank deficient and the constraint weighs "
             f"{names} along a null direction of the design (coefficients it does "
@@ -533,7 +538,9 @@ class InferenceMixin:
         Notes
         -----
         Terms come from the formula (``Intercept``, ``C(g)``, ``x1``, ...);
-        without one each design column is a term. The label-flip model's
+        without one each design column is a term. A term the fit does not
+        estimate (an L1 fit's zeros, coefficients a rank-deficient design
+        leaves unidentified) gets NaN. The label-flip model's
         ``flip_logit`` belongs to no term; test it with :meth:`wald_test`.
         """
         constraints, combined = term_constraints(

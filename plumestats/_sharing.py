@@ -26,7 +26,7 @@ import numpy as np
 from patsy import PatsyError
 from statsmodels.base.data import ModelData, PandasData
 
-from ._aliasing import Aliasing
+from ._aliasing import Aliasing, of_model
 from ._design_json import (
     ExportError,
     design_from_json,
@@ -148,9 +148,9 @@ def _version() -> str:
 def _model_part(model) -> dict:
     data = model.data
     part = {field: encode(getattr(model, field)) for field in _MODEL_FIELDS}
-    # the design's rank deficiency (which combinations are estimable)
-    aliasing = getattr(model, "_aliasing", None)
-    part["aliasing"] = None if aliasing is None else encode(dict(vars(aliasing)))
+    aliasing = of_model(model)  # a rank-deficient design's null directions
+    if aliasing is not None:
+        part["aliasing"] = encode(dict(vars(aliasing)))
     part["data"] = {
         "pandas": isinstance(data, PandasData),
         "ynames": encode(data.ynames),
@@ -342,9 +342,8 @@ def _model_state(part: dict) -> dict:
     # the design's rank is not written: the counts written give it
     identified = state["df_model"] + 1.0 - state["k_extra"]
     state["rank"] = round(identified / state["k"])
-    aliasing = part.get("aliasing")  # (absent from files written before it)
-    if aliasing is not None:
-        state["_aliasing"] = Aliasing(**_mapping(decode(aliasing)))
+    # (absent: a full-rank design, or a file written before it)
+    state["_aliasing"] = _aliasing(part.get("aliasing"), int(state["k_vars"]))
     state.update(
         exog=None,
         endog=None,
@@ -451,6 +450,31 @@ def _vector(values, size: int, name: str) -> np.ndarray:
     if values.shape != (size,):
         raise ValueError(f"{name} has shape {values.shape}, expected ({size},)")
     return values
+
+
+def _aliasing(data, n_cols: int) -> Aliasing:
+    """A rank-deficient design's :class:`~plumestats._aliasing.Aliasing` from
+    its export, its shapes checked (an empty one for ``None``)."""
+    if data is None:
+        return Aliasing()
+    fields = _mapping(decode(data))
+    try:
+        dependent = tuple(int(j) for j in fields["dependent"])
+        unidentified = tuple(int(j) for j in fields["unidentified"])
+        basis = np.asarray(fields["null_basis"], dtype=float)
+        scale = np.asarray(fields["scale"], dtype=float)
+        tolerance = np.asarray(fields["tolerance"], dtype=float)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"aliasing is malformed ({exc!r})") from None
+    shapes = (basis.shape, scale.shape, tolerance.shape)
+    expected = ((n_cols, len(dependent)), (n_cols,), (n_cols,))
+    columns = (*dependent, *unidentified)
+    if shapes != expected or not all(0 <= j < n_cols for j in columns):
+        raise ValueError(
+            f"aliasing has shapes {shapes}, expected {expected}, and columns "
+            f"{columns} below {n_cols}"
+        )
+    return Aliasing(dependent, unidentified, basis, scale, tolerance)
 
 
 def _square(values, size: int, name: str) -> np.ndarray:

@@ -125,7 +125,7 @@ class PolyhedralMixtureLogitResults(
             self.cov_params_default = covariance.cov.copy()
             self.cov_params_default[unknown] = np.nan
             self.cov_params_default[:, unknown] = np.nan
-            if unknown.any():
+            if "unidentified" in self.mle_retvals:
                 self._robust_held = covariance.cov
         self.cov_type = cov_type
         self.cov_kwds = covariance.results_kwds(cov_type, cov_kwds, use_t)
@@ -456,7 +456,8 @@ class PolyhedralMixtureLogitResults(
         the fit's by the Hungarian algorithm on the mean squared difference of
         their scores (``plumestats._bootstrap.align_experts``). Replicates
         whose fit fails (no convergence, separation, a singular information, a
-        resample with one class) are left out and counted.
+        resample with one class or a coefficient it leaves unidentified) are
+        left out and counted; unidentified coefficients' columns are NaN.
 
         Parameters
         ----------

@@ -165,6 +165,8 @@ def test_noise_free_labels_give_plume_at_the_boundary():
         plain.wald_test(joint, scalar=True).statistic, rel=1e-4
     )
     assert np.isnan(res.t_test("flip_logit = 0").sd).all()
+    with pytest.raises(ValueError, match=r"a flip rate at its boundary 0\)\. Test"):
+        res.wald_test("flip_logit = 0")
     # cov_params itself, as statsmodels' takes it: one row gives a scalar
     row = np.zeros(len(res.params))
     row[1] = 1.0

@@ -361,3 +361,54 @@ def test_a_json_copy_reads_the_estimable_combinations_as_the_fit(summed, tmp_pat
         )
         with pytest.raises(ValueError, match="not estimable"):
             back.wald_test("h1:x1 = 0")
+
+
+def test_a_nearly_collinear_pair_elsewhere_does_not_hide_a_dependency():
+    """x4 = x1 + x2 with x1 1e8 times smaller than x2, beside an unrelated
+    nearly collinear pair (z2 = z1 + 1e-6 noise, full rank): x1 stays
+    unidentified (the pair's rounding bound is its own), and the warning
+    names the same columns in both its lists."""
+    rng = np.random.default_rng(1)
+    nobs = 2000
+    x1, x2, x3, z1 = rng.normal(size=(4, nobs))
+    x1 = 1e-8 * x1
+    exog = pd.DataFrame(
+        {"const": 1.0, "x1": x1, "x2": x2, "x3": x3, "x4": x1 + x2, "z1": z1}
+    ).assign(z2=z1 + 1e-6 * rng.normal(size=nobs))
+    endog = (x2 + x3 + rng.logistic(size=nobs) > 0).astype(float)
+    with pytest.warns(CollinearityWarning) as caught:
+        model = ps.PolyhedralMixtureLogit(endog, exog, k=1)
+    message = str(caught[0].message)
+    assert "combinations of other columns: 'x1', 'x2', 'x4'" in message
+    assert "coefficients of 'x1', 'x2', 'x4' are not identified" in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = model.fit(disp=0)
+    assert res.mle_retvals["unidentified"].tolist() == [0, 1, 1, 0, 1, 0, 0]
+
+
+def test_a_full_rank_fit_writes_the_json_it_wrote_before(tmp_path):
+    """No aliasing and no second covariance in a full-rank fit's file (nor
+    for a flip rate held at its boundary), and a damaged aliasing is refused
+    by name."""
+    import json
+
+    rng = np.random.default_rng(2)
+    exog = np.column_stack([np.ones(300), rng.normal(size=(300, 2))])
+    endog = (exog[:, 1] + rng.logistic(size=300) > 0).astype(float)
+    res = ps.PolyhedralMixtureLogit(endog, exog, k=1).fit(disp=0, cov_type="HC1")
+    document = json.loads(res.to_json())
+    assert "aliasing" not in document["model"]
+    assert not {"_bread_held", "_robust_held"} & set(document["results"])
+
+
+def test_a_damaged_aliasing_is_refused(summed, tmp_path):
+    import json
+
+    endog, exog, _ = summed
+    document = json.loads(_fit(endog, exog).to_json())
+    document["model"]["aliasing"]["null_basis"] = "x"
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError, match=r"aliasing (is malformed|has shapes)"):
+        ps.load_json(path)
