@@ -18,15 +18,17 @@ import numpy as np
 
 __all__ = ["Aliasing", "null_directions", "of_model"]
 
-# The rounding of a null direction's entry (unit-norm, in the scaled design)
-# is bounded by eps times the norm of its row of the basis's inverse factor:
-# an entry above that bound (100 times it, and at least this floor) moves its
-# column, and a combination closer than the bound to orthogonal to every
-# direction is estimable. The floor is far below the entries of real
-# dependencies (7e-9 for a column 1e8 times smaller than its partner) and far
-# above the rounding of the sample's rows (2e-15 with columns 1e6 apart); a
-# nearly collinear pair of independent columns raises the bound of those two
-# coordinates only.
+# How far a null direction's entry (unit-norm, in the scaled design) may be
+# off: by rounding, eps times the norm of its row of the basis's inverse
+# factor, and by the dependency's own inexactness (the rank rule takes a
+# column within 1e-9 of the others as dependent: a CSV's 9 or 10 digits), its
+# remainder outside the basis times that norm. An entry above 100 times the
+# bound (and this floor) moves its column, and a combination closer than the
+# bound to orthogonal to every direction is estimable. The floor is far below
+# the entries of exact dependencies (7e-9 for a column 1e8 times smaller than
+# its partner) and far above the rounding of the sample's rows (2e-15 with
+# columns 1e6 apart); a nearly collinear pair of independent columns raises
+# the bounds of those two columns only.
 _MIN_TOLERANCE = 1e-12
 
 
@@ -39,8 +41,9 @@ class Aliasing:
     direction moves, ``null_basis`` the directions of the scaled design
     ``X D^{-1}`` (unit columns, ``(p, m)``) and ``scale`` the diagonal of
     ``D`` (the column norms, 1 for an all-zero column), ``tolerance`` the
-    bound on each column's entries' rounding (``(p,)``), below which an entry
-    counts as zero. Empty for a full-rank design.
+    bound on each entry's error (``(p, m)``; a number or ``(p,)`` in files
+    and pickles of 2026-11-27), below which it counts as zero. Empty for a
+    full-rank design.
     """
 
     dependent: tuple[int, ...] = ()
@@ -70,11 +73,22 @@ class Aliasing:
         if self.null_basis is None:
             return ok
         n_cols = self.scale.size
+        bounds = self.bounds()
         for face in range(k):
             block = rows[:, face * n_cols : (face + 1) * n_cols] / self.scale
-            along = np.abs(block @ self.null_basis).max(axis=1)
-            ok &= along <= np.abs(block) @ self.tolerance
+            along = np.abs(block @ self.null_basis)
+            ok &= np.all(along <= np.abs(block) @ bounds, axis=1)
         return ok
+
+    def bounds(self) -> np.ndarray:
+        """``tolerance`` as a ``(p, m)`` array, one bound per entry of the
+        null directions."""
+        tolerance = np.asarray(
+            _MIN_TOLERANCE if self.tolerance is None else self.tolerance, dtype=float
+        )
+        if tolerance.ndim == 1:
+            tolerance = tolerance[:, None]
+        return np.broadcast_to(tolerance, self.null_basis.shape)
 
 
 def null_directions(summary) -> tuple[list[int], Aliasing]:
@@ -108,16 +122,19 @@ def null_directions(summary) -> tuple[list[int], Aliasing]:
     # and bounds their rounding, row by row
     inverse = solve_triangular(r[:rank, :rank], np.eye(rank))
     directions = np.zeros((scale.size, len(dependent)))
-    for direction, j in enumerate(dependent):
+    where = [int(np.flatnonzero(pivots == j)[0]) for j in dependent]
+    for direction, (j, column) in enumerate(zip(dependent, where, strict=True)):
         directions[j, direction] = 1.0
         if j not in zero and rank:
-            where = int(np.flatnonzero(pivots == j)[0])
-            directions[basis, direction] = -(inverse @ r[:rank, where])
-    tolerance = np.full(scale.size, _MIN_TOLERANCE)
-    rounding = 100.0 * np.finfo(float).eps * np.linalg.norm(inverse, axis=1)
-    tolerance[basis] = np.maximum(_MIN_TOLERANCE, rounding)
+            directions[basis, direction] = -(inverse @ r[:rank, column])
+    # each direction's inexactness: its column's part outside the basis's span
+    remainder = np.linalg.norm(r[rank:, where], axis=0)
+    tolerance = np.full(directions.shape, _MIN_TOLERANCE)
+    reach = np.linalg.norm(inverse, axis=1)[:, None]
+    error = 100.0 * (np.finfo(float).eps + remainder[None, :]) * reach
+    tolerance[basis] = np.maximum(_MIN_TOLERANCE, error)
     directions /= np.linalg.norm(directions, axis=0)
-    moved = np.flatnonzero((np.abs(directions) > tolerance[:, None]).any(axis=1))
+    moved = np.flatnonzero((np.abs(directions) > tolerance).any(axis=1))
     unidentified = tuple(int(j) for j in moved)
     return dependent, Aliasing(
         tuple(dependent), unidentified, directions, scale, tolerance

@@ -467,8 +467,11 @@ def _aliasing(data, n_cols: int) -> Aliasing:
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"aliasing is malformed ({exc!r})") from None
     shapes = (basis.shape, scale.shape, tolerance.shape)
-    expected = ((n_cols, len(dependent)), (n_cols,), (n_cols,))
+    expected = ((n_cols, len(dependent)), (n_cols,), (n_cols, len(dependent)))
     columns = (*dependent, *unidentified)
+    # (a file of 2026-11-27 kept one bound, or one per column)
+    if tolerance.shape in ((), (n_cols,)):
+        shapes = (*shapes[:2], expected[2])
     if shapes != expected or not all(0 <= j < n_cols for j in columns):
         raise ValueError(
             f"aliasing has shapes {shapes}, expected {expected}, and columns "

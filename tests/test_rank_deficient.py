@@ -412,3 +412,41 @@ def test_a_damaged_aliasing_is_refused(summed, tmp_path):
     path.write_text(json.dumps(document))
     with pytest.raises(ValueError, match=r"aliasing (is malformed|has shapes)"):
         ps.load_json(path)
+
+
+@pytest.mark.parametrize("digits", [10, 11, 12])
+def test_a_dependency_rounded_as_in_a_csv_file(digits):
+    """x4 = x1 + x2, every column rounded to a CSV's significant digits: the
+    rank rule takes x4 as dependent (from 10 digits on, here), and the bounds
+    allow for the rounding: x3 stays identified and the sample's rows
+    estimable (with 1e-12 alone, x3 was unidentified and most rows NaN). At
+    10 digits the fit stops short (the nearly flat direction): a
+    ConvergenceWarning, its estimable coefficients' errors still there."""
+    rng = np.random.default_rng(3)
+    nobs = 500
+    x1, x2, x3 = rng.normal(size=(3, nobs))
+    columns = np.column_stack([x1, x2, x3, x1 + x2])
+    rounded = np.array([[float(f"{v:.{digits - 1}e}") for v in row] for row in columns])
+    exog = pd.DataFrame(rounded, columns=["x1", "x2", "x3", "x4"])
+    exog.insert(0, "const", 1.0)
+    endog = (x1 - x2 + x3 + rng.logistic(size=nobs) > 0).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = _fit(endog, exog)
+    assert res.mle_retvals["unidentified"].tolist() == [0, 1, 1, 0, 1]
+    assert np.isfinite(res.get_prediction(exog).se).all()
+    reduced = sm.Logit(endog, exog.drop(columns="x4")).fit(disp=0)
+    assert_allclose(res.bse["h1:x3"], reduced.bse["x3"], rtol=1e-6)
+
+
+def test_an_aliasing_with_one_bound_reads_as_one_per_entry(summed):
+    """Files and pickles of the day kept one bound (or one per column)."""
+    from dataclasses import replace
+
+    endog, exog, _ = summed
+    res = _fit(endog, exog)
+    now = res.model._aliasing
+    rows = np.eye(5)
+    for tolerance in (1e-12, np.full(5, 1e-12)):
+        older = replace(now, tolerance=tolerance)
+        assert older.estimable(rows, 1).tolist() == now.estimable(rows, 1).tolist()
