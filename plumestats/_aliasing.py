@@ -21,7 +21,7 @@ __all__ = ["Aliasing", "null_directions", "of_model"]
 # How far a null direction's entry (unit-norm, in the scaled design) may be
 # off: by rounding, eps times the norm of its row of the basis's inverse
 # factor, and by the dependency's own inexactness (the rank rule takes a
-# column within 1e-9 of the others as dependent: a CSV's 9 or 10 digits), its
+# column within 1e-9 of the others as dependent: a CSV's 10 or so digits), its
 # remainder outside the basis times that norm. An entry above 100 times the
 # bound (and this floor) moves its column, and a combination closer than the
 # bound to orthogonal to every direction is estimable. The floor is far below
@@ -41,9 +41,8 @@ class Aliasing:
     direction moves, ``null_basis`` the directions of the scaled design
     ``X D^{-1}`` (unit columns, ``(p, m)``) and ``scale`` the diagonal of
     ``D`` (the column norms, 1 for an all-zero column), ``tolerance`` the
-    bound on each entry's error (``(p, m)``; a number or ``(p,)`` in files
-    and pickles of 2026-11-27), below which it counts as zero. Empty for a
-    full-rank design.
+    bound on each entry's error (``(p, m)``), below which it counts as zero.
+    Empty for a full-rank design.
     """
 
     dependent: tuple[int, ...] = ()
@@ -73,30 +72,18 @@ class Aliasing:
         if self.null_basis is None:
             return ok
         n_cols = self.scale.size
-        bounds = self.bounds()
         for face in range(k):
             block = rows[:, face * n_cols : (face + 1) * n_cols] / self.scale
             along = np.abs(block @ self.null_basis)
-            ok &= np.all(along <= np.abs(block) @ bounds, axis=1)
+            ok &= np.all(along <= np.abs(block) @ self.tolerance, axis=1)
         return ok
 
-    def bounds(self) -> np.ndarray:
-        """``tolerance`` as a ``(p, m)`` array, one bound per entry of the
-        null directions."""
-        tolerance = np.asarray(
-            _MIN_TOLERANCE if self.tolerance is None else self.tolerance, dtype=float
-        )
-        if tolerance.ndim == 1:
-            tolerance = tolerance[:, None]
-        return np.broadcast_to(tolerance, self.null_basis.shape)
 
-
-def null_directions(summary) -> tuple[list[int], Aliasing]:
-    """The dependent columns and the design's :class:`Aliasing`, from a
-    design summary (its ``(p, p)`` factor ``R`` of ``X = Q R`` and its column
-    extremes). Each dependent column ``j`` has the null direction
-    ``e_j - sum_i c_i e_i`` over the independent columns ``i`` (``e_j`` alone
-    for an all-zero column).
+def null_directions(summary) -> Aliasing:
+    """The design's :class:`Aliasing`, from a design summary (its ``(p, p)``
+    factor ``R`` of ``X = Q R`` and its column extremes). Each dependent
+    column ``j`` has the null direction ``e_j - sum_i c_i e_i`` over the
+    independent columns ``i`` (``e_j`` alone for an all-zero column).
 
     The pivoted QR runs on the factor ``R D^{-1}`` of the scaled design
     ``X D^{-1} = Q R D^{-1}``: the orthogonal ``Q`` changes neither the
@@ -115,7 +102,7 @@ def null_directions(summary) -> tuple[list[int], Aliasing]:
     rank = int(np.sum(diag > 1e-9 * diag[0])) if diag.size else 0
     dependent = sorted(set(pivots[rank:].tolist()) | set(zero.tolist()))
     if not dependent:
-        return dependent, Aliasing()
+        return Aliasing()
     basis = pivots[:rank]
     # the basis's triangular factor: its inverse gives the coefficients (R_b c
     # = Q_b' v, with Q_b' v the first rank entries of the pivoted column of R)
@@ -136,15 +123,13 @@ def null_directions(summary) -> tuple[list[int], Aliasing]:
     directions /= np.linalg.norm(directions, axis=0)
     moved = np.flatnonzero((np.abs(directions) > tolerance).any(axis=1))
     unidentified = tuple(int(j) for j in moved)
-    return dependent, Aliasing(
-        tuple(dependent), unidentified, directions, scale, tolerance
-    )
+    return Aliasing(tuple(dependent), unidentified, directions, scale, tolerance)
 
 
 def of_model(model) -> Aliasing | None:
     """The model's :class:`Aliasing` when its design is rank deficient; None
     for a full-rank design, and for a model pickled or loaded without it."""
     aliasing = getattr(model, "_aliasing", None)
-    if aliasing is None or getattr(aliasing, "null_basis", None) is None:
+    if aliasing is None or aliasing.null_basis is None:
         return None
     return aliasing

@@ -22,6 +22,7 @@ from ._aliasing import of_model
 from ._covariance import (
     BLOCK_COV_TYPES,
     invert_information,
+    masked,
     warn_singular_information,
 )
 from ._diagnostics import (
@@ -254,14 +255,11 @@ def _make_results(
     )
     penalised = bool(settings["alpha"])
     warn_diagnostics(diagnostics, model, penalised, stacklevel=caller_stacklevel())
-    if unidentified.any():
-        retvals["unidentified"] = unidentified
-    estimable = cov.copy()
-    estimable[unidentified, :] = estimable[:, unidentified] = np.nan
     mlefit = LikelihoodModelResults(
-        model, params, normalized_cov_params=estimable, scale=1.0
+        model, params, normalized_cov_params=masked(cov, unidentified), scale=1.0
     )
-    if unidentified.any():  # the sandwiches and the leverage read them all
+    if unidentified.any():  # (the sandwiches and the leverage read them all)
+        retvals["unidentified"] = unidentified
         mlefit._bread_held = cov
     mlefit.mle_retvals = retvals
     mlefit.mle_settings = settings

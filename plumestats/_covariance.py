@@ -45,6 +45,7 @@ __all__ = [
     "compute_covariance",
     "generalised_leverage",
     "invert_information",
+    "masked",
     "warn_singular_information",
 ]
 
@@ -72,6 +73,13 @@ def invert_information(information: np.ndarray) -> tuple[np.ndarray, str | None]
     inv_chol = np.linalg.inv(chol)
     inverse = inv_chol.T @ inv_chol
     return inverse * scale[:, None] * scale[None, :], None
+
+
+def masked(cov: np.ndarray, unknown: np.ndarray) -> np.ndarray:
+    """A copy of ``cov`` with the rows and columns ``unknown`` marks NaN."""
+    cov = np.array(cov, dtype=float)
+    cov[unknown, :] = cov[:, unknown] = np.nan
+    return cov
 
 
 def warn_singular_information(

@@ -90,9 +90,10 @@ def check_design(
             "handled by you)."
         )
     check_magnitudes(summary.minimum, summary.maximum, names)
-    dependent, aliased = null_directions(summary)
+    aliased = null_directions(summary)
+    dependent = list(aliased.dependent)
     if dependent:
-        partners = _partners(summary, dependent, aliased)
+        partners = _partners(summary, aliased)
         warnings.warn(
             "The design matrix is rank deficient: "
             f"{_rank_deficiency(summary, dependent, partners, names, nobs)}. "
@@ -286,15 +287,15 @@ def dependent_columns(summary: DesignSummary) -> tuple[list[int], list[int]]:
     """Columns that QR with column pivoting finds to be linearly dependent on the
     others (after scaling each column to unit norm), and the non-constant columns
     they are combinations of (:func:`plumestats._aliasing.null_directions`)."""
-    dependent, aliased = null_directions(summary)
-    return dependent, _partners(summary, dependent, aliased)
+    aliased = null_directions(summary)
+    return list(aliased.dependent), _partners(summary, aliased)
 
 
-def _partners(summary: DesignSummary, dependent, aliased: Aliasing) -> list[int]:
+def _partners(summary: DesignSummary, aliased: Aliasing) -> list[int]:
     """The non-constant columns besides the dependent ones that the null
     directions move."""
     varying = summary.maximum > summary.minimum
-    moved = set(aliased.unidentified) - set(dependent)
+    moved = set(aliased.unidentified) - set(aliased.dependent)
     return sorted(j for j in moved if varying[j])
 
 

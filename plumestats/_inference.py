@@ -19,12 +19,13 @@ from patsy import DesignInfo, PatsyError
 from statsmodels.stats.contrast import WaldTestResults
 from statsmodels.tools.tools import nan_dot
 
-from ._aliasing import of_model
+from ._aliasing import Aliasing, of_model
 from ._compat import formula_spec, term_slices
 from ._validation import check_choice
 
 __all__ = [
     "check_alpha",
+    "fit_aliasing",
     "fixed_params",
     "held_by_design",
     "identified_parts",
@@ -44,13 +45,22 @@ def fixed_params(results) -> np.ndarray:
     return fixed
 
 
+def fit_aliasing(results) -> Aliasing | None:
+    """The :class:`~plumestats._aliasing.Aliasing` a fit's variances were
+    computed with: its design's, for the unpenalised fit of a rank-deficient
+    design; None for any other fit, or one pickled or loaded without it."""
+    if "unidentified" not in results.mle_retvals:
+        return None
+    return of_model(results.model)
+
+
 def held_by_design(results) -> np.ndarray:
     """The coefficients of a rank-deficient design's dependent columns, held
     while its unpenalised fit's information was inverted (all False for any
-    other fit, or one pickled or loaded without the design's aliasing)."""
-    aliasing = of_model(results.model)
+    other fit)."""
+    aliasing = fit_aliasing(results)
     size = len(results.params)
-    if "unidentified" not in results.mle_retvals or aliasing is None:
+    if aliasing is None:
         return np.zeros(size, dtype=bool)
     return aliasing.in_faces(aliasing.dependent, results.k, size)
 
@@ -67,15 +77,15 @@ def identified_parts(results, combinations: np.ndarray) -> tuple[np.ndarray, ...
     combination that is not estimable (:class:`~plumestats._aliasing.Aliasing`)
     is NaN. Any other NaN variance (singular information) stays, so that its
     standard errors are NaN, not zero."""
-    cov = np.asarray(results.cov_params(), dtype=float)
     held = fixed_params(results)
-    dependent = held_by_design(results)
-    if dependent.any():
+    aliasing = fit_aliasing(results)
+    if aliasing is None:
+        cov = np.asarray(results.cov_params(), dtype=float)
+    else:
         cov = results._identified_cov
-        held = held | dependent
+        held = held | held_by_design(results)
         flat = combinations.reshape(-1, held.size)
-        estimable = results.model._aliasing.estimable(flat, results.k)
-        ok = estimable.reshape(combinations.shape[:-1])
+        ok = aliasing.estimable(flat, results.k).reshape(combinations.shape[:-1])
         combinations = np.where(ok[..., None], combinations, np.nan)
     if not held.any():
         return cov, combinations
@@ -421,8 +431,8 @@ class InferenceMixin:
         if weighs_fixed.size:
             first = int(weighs_fixed[0])
             return first, (rows[first] != 0) & fixed, True
-        aliasing = of_model(self.model)
-        if "unidentified" not in self.mle_retvals or aliasing is None:
+        aliasing = fit_aliasing(self)
+        if aliasing is None:
             return None
         bad = np.flatnonzero(~aliasing.estimable(rows, self.k))
         if not bad.size:
@@ -446,22 +456,22 @@ class InferenceMixin:
         names = ", ".join(
             repr(self.model.data.param_names[j]) for j in np.flatnonzero(weighed)
         )
-        l1 = held and bool(np.any(weighed & np.asarray(self.trimmed, dtype=bool)))
-        why = (
-            f"it weighs {names}, which the fit holds fixed with no variance ("
-            + (
+        fixed = f"it weighs {names}, which the fit holds fixed with no variance ("
+        if not held:
+            why = (
+                "the design matrix is rank deficient and the constraint weighs "
+                f"{names} along a null direction of the design (coefficients it "
+                "does not identify). Test an estimable combination (e.g. the "
+                "difference of the coefficients of two duplicated columns), drop "
+                "the dependent columns, or fit with an L2 penalty (alpha > 0)"
+            )
+        elif np.any(weighed & np.asarray(self.trimmed, dtype=bool)):
+            why = fixed + (
                 "an L1 fit's zero). Test the estimated parameters, or refit "
                 "without the L1 penalty"
-                if l1
-                else "a flip rate at its boundary 0). Test the other parameters"
             )
-            if held
-            else "the design matrix is rank deficient and the constraint weighs "
-            f"{names} along a null direction of the design (coefficients it does "
-            "not identify). Test an estimable combination (e.g. the difference "
-            "of the coefficients of two duplicated columns), drop the dependent "
-            "columns, or fit with an L2 penalty (alpha > 0)"
-        )
+        else:
+            why = fixed + "a flip rate at its boundary 0). Test the other parameters"
         raise ValueError(f"constraint {row + 1} is not estimable: {why}")
 
     def t_test_pairwise(self, term_name, *args, **kwargs):

@@ -469,9 +469,6 @@ def _aliasing(data, n_cols: int) -> Aliasing:
     shapes = (basis.shape, scale.shape, tolerance.shape)
     expected = ((n_cols, len(dependent)), (n_cols,), (n_cols, len(dependent)))
     columns = (*dependent, *unidentified)
-    # (a file of 2026-11-27 kept one bound, or one per column)
-    if tolerance.shape in ((), (n_cols,)):
-        shapes = (*shapes[:2], expected[2])
     if shapes != expected or not all(0 <= j < n_cols for j in columns):
         raise ValueError(
             f"aliasing has shapes {shapes}, expected {expected}, and columns "

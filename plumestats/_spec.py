@@ -181,7 +181,7 @@ INTERNAL_API = frozenset(
         "_exog_named",  # exog came with column names: new rows match by name
         "_penalty_terms",  # a refit's formula terms (plumestats._penalty)
         "_without_data",  # why a model has no data (a JSON export says so)
-        "_aliasing",  # a rank-deficient design's columns, which the results hold
+        "_aliasing",  # the design's null directions, read by fit and inference
         # the results' diagnostics and the sandwiches' bread, set by the
         # results builder
         "_diagnostics",

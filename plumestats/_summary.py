@@ -455,7 +455,6 @@ def _fit_notes(results, bse) -> list[str]:
         notes.append(restarts)
     unidentified = retvals.get("unidentified")
     if unidentified is not None:
-        unidentified = np.asarray(unidentified, dtype=bool)  # (a loaded fit's list)
         notes.append(_unidentified_note(results, unidentified))
         bse = np.asarray(bse)[~unidentified[: np.size(bse)]]  # (the faces')
     if not np.all(np.isfinite(bse)):

@@ -17,7 +17,7 @@ from statsmodels.base.model import (
 
 from ._bootstrap import run_bootstrap
 from ._compat import cache_readonly, recompute_removed
-from ._covariance import SandwichData, compute_covariance, generalised_leverage
+from ._covariance import SandwichData, compute_covariance, generalised_leverage, masked
 from ._diagnostics import FitDiagnostics
 from ._inference import InferenceMixin, check_alpha, held_by_design
 from ._row_results import RowResultsMixin
@@ -122,9 +122,7 @@ class PolyhedralMixtureLogitResults(
         if cov_type != "nonrobust":
             # an unidentified coefficient's variance is NaN in every kind
             unknown = ~np.isfinite(np.diagonal(self.normalized_cov_params))
-            self.cov_params_default = covariance.cov.copy()
-            self.cov_params_default[unknown] = np.nan
-            self.cov_params_default[:, unknown] = np.nan
+            self.cov_params_default = masked(covariance.cov, unknown)
             if "unidentified" in self.mle_retvals:
                 self._robust_held = covariance.cov
         self.cov_type = cov_type
@@ -156,10 +154,8 @@ class PolyhedralMixtureLogitResults(
     def _identified_cov(self) -> np.ndarray:
         """The ``cov_type``'s covariance, only the held parameters NaN (what
         ``plumestats._inference.identified_parts`` reads)."""
-        held = vars(self).get("_robust_held")
-        if held is not None:
-            return held
-        return self._bread if self.cov_type == "nonrobust" else self.cov_params()
+        default = self._bread if self.cov_type == "nonrobust" else self.cov_params()
+        return vars(self).get("_robust_held", default)
 
     @cache_readonly
     def _leverage(self) -> np.ndarray:

@@ -437,16 +437,3 @@ def test_a_dependency_rounded_as_in_a_csv_file(digits):
     assert np.isfinite(res.get_prediction(exog).se).all()
     reduced = sm.Logit(endog, exog.drop(columns="x4")).fit(disp=0)
     assert_allclose(res.bse["h1:x3"], reduced.bse["x3"], rtol=1e-6)
-
-
-def test_an_aliasing_with_one_bound_reads_as_one_per_entry(summed):
-    """Files and pickles of the day kept one bound (or one per column)."""
-    from dataclasses import replace
-
-    endog, exog, _ = summed
-    res = _fit(endog, exog)
-    now = res.model._aliasing
-    rows = np.eye(5)
-    for tolerance in (1e-12, np.full(5, 1e-12)):
-        older = replace(now, tolerance=tolerance)
-        assert older.estimable(rows, 1).tolist() == now.estimable(rows, 1).tolist()
