@@ -180,16 +180,7 @@ class RefitSpec:
                 **({} if model.spec.hard else {"gamma": model.gamma}),
                 "inside": model.spec.inside_code,
             },
-            fit_options={
-                "alpha": settings["alpha"],
-                "maxiter": settings["maxiter"],
-                "tol": settings["tol"],
-                "em_tol": settings["em_tol"],
-                # (absent from results pickled before it existed: the default)
-                "em_overrelax": settings.get("em_overrelax", EMOptions.overrelax),
-                "mstep": settings["mstep"] or "newton",
-                "newton_finish": settings.get("newton_finish", True),
-            },
+            fit_options=_em_options(settings),
             start=np.asarray(results.params, dtype=float),
             freq_weights=(
                 None
@@ -199,6 +190,23 @@ class RefitSpec:
             terms=model_terms(model),
             unidentified=results.mle_retvals.get("unidentified"),
         )
+
+
+def _em_options(settings: dict) -> dict:
+    """The EM options of the replicates' refits: the fit's own, or EM's
+    defaults for a fit by one of statsmodels' optimisers (whose ``tol`` is
+    the optimiser's, and which records EM's options as ``None``)."""
+    em = settings["method"] == "em"
+    return {
+        "alpha": settings["alpha"],
+        "maxiter": settings["maxiter"],
+        "mstep": settings["mstep"] or "newton",
+        "tol": settings["tol"] if em else EMOptions.tol,
+        "em_tol": settings["em_tol"] if em else EMOptions.em_tol,
+        # (absent from results pickled before it existed: the default)
+        "em_overrelax": settings.get("em_overrelax") or EMOptions.overrelax,
+        "newton_finish": settings["newton_finish"] if em else True,
+    }
 
 
 def _refit(spec: RefitSpec, rows, weights=None):

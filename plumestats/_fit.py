@@ -177,18 +177,16 @@ def fit_model(
     settings = {
         "optimizer": optimizer,
         "method": method,
-        "mstep": mstep if method == "em" else None,
         "init": "start_params" if start_params is not None else init,
         "n_init": n_runs,
         "alpha": alpha,
         "gating": model.gating,
         "maxiter": maxiter,
-        "tol": tol,
-        "em_tol": em_tol,
-        "em_overrelax": em_overrelax,
-        "newton_finish": bool(newton_finish),
-        "chunksize": chunksize,
-        "reseat": reseat,
+        **(
+            _em_settings(em, chunksize=chunksize, reseat=reseat)
+            if method == "em"
+            else _optimizer_settings(kwargs)
+        ),
         **model._extra_settings(),
     }
     options = {
@@ -206,6 +204,40 @@ def fit_model(
         return build_results(
             model, problem, scaling, internal, retvals, settings, options=options
         )
+
+
+def _em_settings(em: dict, *, chunksize, reseat: int) -> dict:
+    """What ``mle_settings`` records of an EM fit's own options."""
+    return {
+        "mstep": em["mstep"],
+        "tol": em["tol"],
+        "em_tol": em["em_tol"],
+        "em_overrelax": em["em_overrelax"],
+        "newton_finish": bool(em["newton_finish"]),
+        "chunksize": chunksize,
+        "reseat": reseat,
+    }
+
+
+def _optimizer_settings(optimizer_kwargs: dict) -> dict:
+    """What ``mle_settings`` records of a fit by one of statsmodels'
+    optimisers: the keywords it was given (``gtol``, and ``tol`` for
+    ``"newton"``, as statsmodels records them; not a function such as
+    ``fhess_p``, which no file or pickle could hold), and EM's options as not
+    applied (``None``: no M-step, finish, row blocks or moves), as an L1
+    fit's."""
+    return {
+        "mstep": None,
+        "tol": optimizer_kwargs.get("tol"),
+        "em_tol": None,
+        "em_overrelax": None,
+        "newton_finish": False,
+        "chunksize": None,
+        "reseat": 0,
+        **{
+            key: value for key, value in optimizer_kwargs.items() if not callable(value)
+        },
+    }
 
 
 def _statsmodels_switches(kwargs: dict) -> bool:

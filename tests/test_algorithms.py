@@ -100,6 +100,14 @@ def test_statsmodels_optimisers_agree_with_em(simulated, method):
     np.testing.assert_allclose(direct.params, em.params, rtol=1e-3, atol=1e-4)
     assert direct.mle_settings["method"] == method
     assert "MLE (" + method in unwrapped(direct.summary())
+    # the optimiser's own keywords are recorded, as statsmodels records them,
+    # and EM's options as not applied (they said em_tol=0.001, reseat 0, ...)
+    settings = direct.mle_settings
+    assert all(settings[key] == value for key, value in options.items())
+    assert settings["tol"] == options.get("tol")
+    for key in ("mstep", "em_tol", "em_overrelax", "chunksize"):
+        assert settings[key] is None, key
+    assert settings["newton_finish"] is False and settings["reseat"] == 0
 
 
 def test_hard_model_is_the_large_gamma_limit(simulated):

@@ -202,6 +202,24 @@ def test_replicates_refit_with_the_fits_own_finish():
     assert_allclose(params, fit.params, rtol=2e-5)
 
 
+def test_a_direct_fit_is_bootstrapped_by_em_with_ems_defaults():
+    # a fit by statsmodels' newton records its own tol and EM's options as
+    # None: the replicates refit by EM with EM's defaults, not newton's tol
+    from plumestats._bootstrap import RefitSpec
+    from plumestats._em import EMOptions
+
+    data = simulate_plume(300, TRUTH, random_state=0)
+    model = ps.plume("y ~ x1 + x2", data, k=2)
+    em = model.fit()
+    direct = model.fit(method="newton", start_params=em.params, tol=1e-6)
+    options = RefitSpec.of(direct).fit_options
+    assert options["tol"] == EMOptions.tol and options["em_tol"] == EMOptions.em_tol
+    assert options["newton_finish"] is True and options["mstep"] == "newton"
+    boot = direct.bootstrap(n_boot=20, random_state=0)
+    assert boot.n_failed == 0
+    assert np.all(np.isfinite(boot.bse.to_numpy()))
+
+
 def test_bootstrap_bad_input(k2_fit):
     fresh = ps.plume(
         "y ~ x1 + x2", simulate_plume(300, TRUTH, random_state=0), k=2
