@@ -138,6 +138,26 @@ def _check_array_shapes(endog, exog) -> None:
         )
 
 
+def _repeated_labels(columns) -> list:
+    """The column labels that are equal (``1`` and ``1.0``) or read the same
+    as text, which the parameter names are made of (``2`` and ``"2"``)."""
+    same = columns.duplicated(keep=False) | columns.map(str).duplicated(keep=False)
+    # each label once, 1 and 1.0 apart (a dict's keys would merge them)
+    return list({(type(c), repr(c)): c for c in columns[same]}.values())
+
+
+def _as_text(labels: list) -> str:
+    """Repeated column labels, each once as text, with the labels behind it
+    where they differ (``'2' (2 and '2')``)."""
+    texts: dict[str, list] = {}
+    for label in labels:
+        texts.setdefault(str(label), []).append(label)
+    return ", ".join(
+        repr(text) + ("" if len(same) == 1 else f" ({' and '.join(map(repr, same))})")
+        for text, same in texts.items()
+    )
+
+
 def coerce_exog(exog):
     """``exog`` as something with a shape: lists and tuples become arrays (as
     statsmodels' ``Logit`` takes them; ``GenericLikelihoodModel`` reads
@@ -159,10 +179,11 @@ def coerce_exog(exog):
                 f"the same number of columns in each; could not read it ({exc})"
             ) from exc
     columns = getattr(exog, "columns", None)
-    if columns is not None and columns.has_duplicates:
-        repeated = list(dict.fromkeys(columns[columns.duplicated()]))
+    # the parameter names are the columns' labels as text: 2 and "2" are one
+    repeated = [] if columns is None else _repeated_labels(columns)
+    if repeated:
         raise ValueError(
-            f"exog has more than one column named {', '.join(map(repr, repeated))}; "
+            f"exog has more than one column named {_as_text(repeated)}; "
             "give each column a distinct name (the parameter names are made from "
             "them)"
         )

@@ -111,13 +111,23 @@ def _check_weights(values: np.ndarray, name: str) -> None:
         )
 
 
-def regularized_method(model, method: str | None, alpha=0) -> str:
+def regularized_method(model, method: str | None, alpha=0, options=None) -> str:
     """``fit_regularized``'s ``method``, checked; ``None`` is statsmodels'
     default, ``"l1"``, where the model has it (PLUME's soft gate, in memory).
     Where it has not (the hard gate, label flips, Dask input) a penalty needs
     ``method="l2"`` said: its ``alpha`` is per observation, L1's is not, so
-    the same number would be a penalty about N times as strong."""
+    the same number would be a penalty about N times as strong.
+    statsmodels' ``refit`` is taken out of ``options`` (the other keywords):
+    ``False`` is its default, ``True`` is refused."""
     require_estimation_data(model, "fit_regularized needs", "build the model again")
+    if options is not None and check_flag(options.pop("refit", False), "refit"):
+        raise ValueError(
+            "refit=True is not available: statsmodels refits Logit on the "
+            "columns its L1 fit keeps, but a zero of one face need not be "
+            "another face's. Fit the model again on the columns you keep "
+            "(a formula without them, or drop_cols=[...]) for unpenalised "
+            "estimates"
+        )
     if method is None:
         try:
             check_l1_model(model)

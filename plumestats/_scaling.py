@@ -77,8 +77,11 @@ class DesignScaling:
             center[varying] = mean[varying]
             scale[varying] = std[varying]
             center[mostly_zero] = 0.0
-            # the intercept is divided by its own value (nonzero by choice)
-            scale[intercept] = first_row[intercept]
+            # the intercept is divided by its own value (nonzero by choice),
+            # and so is any other constant column: one of 1e13 kept as it
+            # is made the Hessian's scale 1e26 times the others', and the
+            # other coefficients stopped short (at 1e16 at zero)
+            scale[nonzero_constant] = first_row[nonzero_constant]
         else:
             intercept = None
             scale[varying] = rms[varying]

@@ -19,6 +19,7 @@ from ._diagnostics import warn_at_caller
 from ._fit import auto_chunksize, check_fit_options, fit_model
 from ._formula_data import model_from_formula
 from ._l1 import fit_l1, regularized_method
+from ._logit_methods import LogitMethods
 from ._outcome import resolve_inside
 from ._prediction import (
     deriv_mean_dparams,
@@ -43,7 +44,7 @@ __all__ = [
 PREDICT_WHICH = ("mean", "var", "decision", "gate", "expert", "linear")
 
 
-class PolyhedralMixtureLogit(GenericLikelihoodModel):
+class PolyhedralMixtureLogit(LogitMethods, GenericLikelihoodModel):
     r"""Polyhedral classification as a mixture of logistic experts (PLUME).
 
     .. math::
@@ -582,7 +583,7 @@ class PolyhedralMixtureLogit(GenericLikelihoodModel):
             ``trim_mode``, ``qc_tol``, ``acc`` ...), others to the EM start's
             :meth:`fit`. ``trimmed`` zeros get NaN SEs; df count ``nnz_params``.
         """
-        if regularized_method(self, method, alpha) == "l1":
+        if regularized_method(self, method, alpha, kwargs) == "l1":
             return warn_at_caller(fit_l1, self, alpha, **kwargs)
         return warn_at_caller(self.fit, alpha=alpha, **kwargs)
 

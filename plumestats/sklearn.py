@@ -34,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from ._advice import in_estimator_words
 from ._candidate_fits import warn_left_out
-from ._validation import check_gamma
+from ._validation import check_flag, check_gamma
 from ._weights import check_freq_weights
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
@@ -326,7 +326,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
                 self.gamma,
                 hard=None if self.label_flips else "PolyhedralClassifier(gamma=np.inf)",
             )
-        if self.label_flips and self._hard:
+        if check_flag(self.label_flips, "label_flips") and self._hard:
             raise ValueError(
                 "label_flips=True needs soft gating (a finite gamma); the label-"
                 "flip model has no hard-gating variant"

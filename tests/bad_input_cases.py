@@ -370,6 +370,32 @@ refuses(
     "more than one column named 'a'",
 )
 refuses(
+    "column labels 2 and '2' (one name as text)",
+    lambda: PM(outcome(), pd.DataFrame(design(), columns=[2, "2", "c"]), k=2),
+    ValueError,
+    "more than one column named '2' (2 and '2')",
+)
+warns(
+    "a constant column of 1e13 beside the intercept",
+    lambda: ps.plume("y ~ x1 + x2 + z", with_column("z", 1e13), k=1).fit(),
+    CollinearityWarning,
+    "rank deficient",
+    # the slopes and their SEs of the fit without it (it made the
+    # Hessian's scale 1e26 times the others' and stopped them short)
+    lambda res: (
+        np.allclose(
+            res.params[["h1:x1", "h1:x2"]],
+            ps.plume("y ~ x1 + x2", frame(), k=1).fit().params[["h1:x1", "h1:x2"]],
+            rtol=1e-6,
+        )
+        and np.allclose(
+            res.bse[["h1:x1", "h1:x2"]],
+            ps.plume("y ~ x1 + x2", frame(), k=1).fit().bse[["h1:x1", "h1:x2"]],
+            rtol=1e-6,
+        )
+    ),
+)
+refuses(
     "a column beyond 1e150",
     lambda: PM(outcome(), design() * np.array([1, 1e160, 1]), k=2),
     ValueError,
@@ -1570,6 +1596,12 @@ refuses(
     "give one weight per sample",
 )
 refuses(
+    "sklearn label_flips='no'",
+    lambda: _classifier(label_flips="no").fit(X_SK, outcome()),
+    ValueError,
+    "label_flips must be True or False",
+)
+refuses(
     "sklearn negative sample_weight",
     lambda: _classifier().fit(X_SK, outcome(), sample_weight=-np.ones(N)),
     ValueError,
@@ -1606,3 +1638,26 @@ def _half_weighted_fits():
     return tuple(
         PM(outcome(), design(), k=k, freq_weights=weights).fit() for k in (1, 2)
     )
+
+
+# ====================================================== Logit's model methods
+refuses(
+    "fit_regularized(refit=True)",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=1).fit_regularized(
+        alpha=1.0, refit=True
+    ),
+    ValueError,
+    "refit=True is not available",
+)
+refuses(
+    "fit_constrained",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=1).fit_constrained("x1 = 0"),
+    NotImplementedError,
+    "fit_constrained is not available",
+)
+refuses(
+    "hessian_factor",
+    lambda: PM(outcome(), design(), k=1).hessian_factor(np.zeros(3)),
+    NotImplementedError,
+    "use model.hessian(params)",
+)

@@ -215,6 +215,30 @@ def test_predicted_variance_matches_logit():
     )
 
 
+def test_get_distribution_is_logits():
+    data = sm.datasets.spector.load_pandas().data
+    logit, plume = _pair("GRADE ~ GPA + TUCE + PSI", data)
+    ours = plume.model.get_distribution(plume.params.to_numpy())
+    theirs = logit.model.get_distribution(logit.params.to_numpy())
+    assert type(ours.dist) is type(theirs.dist)
+    np.testing.assert_allclose(ours.mean(), theirs.mean(), rtol=RTOL)
+    np.testing.assert_allclose(ours.var(), theirs.var(), rtol=RTOL)
+    rows = plume.model.exog[:3]
+    at_rows = plume.model.get_distribution(plume.params.to_numpy(), exog=rows)
+    np.testing.assert_allclose(at_rows.mean(), theirs.mean()[:3], rtol=RTOL)
+    with pytest.raises(ValueError, match="no offset"):
+        plume.model.get_distribution(plume.params.to_numpy(), offset=np.zeros(32))
+
+
+@pytest.mark.parametrize("method", ["hessian_factor", "score_factor", "cdf", "pdf"])
+def test_logits_link_methods_are_refused_by_name(method):
+    model = ps.plume("GRADE ~ GPA + TUCE + PSI", sm.datasets.spector.load_pandas().data)
+    with pytest.raises(
+        NotImplementedError, match=f"^{method} .*not available|^{method} is"
+    ):
+        getattr(model, method)(np.zeros(model.nparams))
+
+
 def test_results_api_of_a_logit_script():
     """Calls a Logit analysis makes that failed or went stale (a read-only
     review swapped ps.plume into one)."""
