@@ -331,7 +331,7 @@ def _refuse_text_columns(exog) -> None:
     if dtypes is None or not hasattr(dtypes, "items"):
         return
     text = [
-        str(column)
+        f"{str(column)!r} ({dtype})"
         for column, dtype in dtypes.items()
         if not (
             pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
@@ -339,8 +339,8 @@ def _refuse_text_columns(exog) -> None:
     ]
     if text:
         raise ValueError(
-            f"exog columns {text} are not numeric; encode them first (e.g. "
-            "dd.get_dummies on a categorical column)"
+            f"exog columns {', '.join(text)} are not numeric; convert them "
+            "first, or encode a categorical (e.g. dd.get_dummies)"
         )
 
 

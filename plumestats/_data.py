@@ -225,15 +225,16 @@ def precheck_data(endog, exog, missing: str) -> None:
     if isinstance(exog, pd.DataFrame):
         names = [str(c) for c in exog.columns]
         text = [
-            n
+            f"{n!r} ({dt})"
             for n, dt in zip(names, exog.dtypes, strict=True)
             if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))
         ]
         refuse_complex(exog, "exog")
         if text:
             raise ValueError(
-                f"exog columns {text} are not numeric; encode them first (with a "
-                "formula, C(column) one-hot encodes a categorical)"
+                f"exog columns {', '.join(text)} are not numeric; convert them "
+                "first (pd.to_numeric, or .dt.days for durations), or encode a "
+                "categorical (with a formula, C(column) one-hot encodes it)"
             )
         values = exog
     else:

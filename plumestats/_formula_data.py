@@ -258,6 +258,12 @@ def refuse_numbers_as_text(formula: str, data) -> None:
         return
     for column in _columns_read_as_they_are(formula, data.columns):
         values = data[column]
+        if values.dtype.kind in "mM" or isinstance(values.dtype, pd.PeriodDtype):
+            raise ValueError(
+                f"column {column!r} holds dates or durations ({values.dtype}), "
+                "which a formula cannot use as numbers; convert it first, e.g. "
+                f"data[{column!r}].dt.days for durations, or days since a date"
+            )
         if pd.api.types.is_numeric_dtype(values.dtype) or isinstance(
             values.dtype, pd.CategoricalDtype
         ):

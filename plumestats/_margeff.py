@@ -212,9 +212,9 @@ def _margeff_exog(model, exog, at, atexog, weights=None):
                         f"atexog keys must be column indices in [0, {len(names)}) "
                         f"or column names, got {key!r}"
                     )
-                exog[:, key] = value
+                exog[:, key] = _finite(value, f"value of {names[key]!r}")
         else:
-            atexog = np.asarray(atexog, dtype=float)
+            atexog = _finite(atexog, "rows")
             if atexog.shape[-1] != exog.shape[1] or atexog.ndim > 2:
                 columns = ", ".join(map(str, model.exog_names))
                 raise ValueError(
@@ -233,6 +233,22 @@ def _margeff_exog(model, exog, at, atexog, weights=None):
         constant = model.exog.var(axis=0) == 0
         exog = np.where(constant, 1.0, 0.0)[None, :]
     return exog
+
+
+def _finite(values, what: str) -> np.ndarray:
+    """``atexog``'s ``values`` as finite numbers, or a ``ValueError`` saying
+    which (NaN read as overflowing scores, infinity gave NaN effects)."""
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"atexog's {what} must be numbers: {exc}") from exc
+    bad = array.size - np.count_nonzero(np.isfinite(array))
+    if bad:
+        got = f"got {values!r}" if array.ndim == 0 else f"{bad} are not"
+        raise ValueError(
+            f"atexog's {what} must be finite numbers (no NaN or infinity); {got}"
+        )
+    return array
 
 
 def _frame_rows(results, frame) -> np.ndarray:

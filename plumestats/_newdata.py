@@ -133,6 +133,8 @@ def new_design(results, exog, transform: bool, statsmodels_transform):
             # one value per row of a one-column design (statsmodels reads a
             # Series so only when params has one value: Logit's, not K > 1's)
             exog = exog.to_frame()
+        if isinstance(exog, Mapping):  # a dict of columns, matched by name
+            exog = _mapping_frame(exog)
         exog = align_columns(model, exog)
         if isinstance(exog, pd.DataFrame):
             exog = numpy_backed(exog)  # pd.NA would stop NumPy's float cast
@@ -170,11 +172,8 @@ def _formula_frame(model, exog):
         else:
             exog = exog.to_frame().T.infer_objects()
     if isinstance(exog, Mapping):
-        # a dict of columns, as a frame: patsy would evaluate I(x + 1) on lists
-        try:
-            exog = pd.DataFrame(exog)
-        except ValueError:  # scalars: one row
-            exog = pd.DataFrame(exog, index=[0])
+        # patsy would evaluate I(x + 1) on lists
+        exog = _mapping_frame(exog)
     elif not isinstance(exog, pd.DataFrame):
         raise TypeError(
             "this model was fitted from a formula, which is applied to the new "
@@ -183,12 +182,62 @@ def _formula_frame(model, exog):
             "rows of the design itself (the columns "
             f"{_listed(model.exog_names)}), use predict(exog, transform=False)"
         )
+    if exog.columns.has_duplicates:
+        repeated = list(dict.fromkeys(exog.columns[exog.columns.duplicated()]))
+        raise FormulaDataError(
+            f"the new data have more than one column named {_listed(repeated)}; "
+            "give each column a distinct name"
+        )
     if len(exog) == 0:
         # no rows, no values to type the columns (a CSV header alone reads as
         # text): no predictions, not patsy's error about text
         numeric = {c: float for c in text_in_numeric_columns(model, exog)}
         exog = exog.astype(numeric)
+    exog = _as_numbers(model, exog)
     return numpy_backed(exog, formula_columns(model.formula, exog.columns))
+
+
+def _as_numbers(model, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the columns the formula uses as numbers by themselves
+    as floats where they hold numbers in another dtype (booleans, a
+    categorical of numbers, objects that are all numbers): patsy would take
+    the first two as categories and fail on the third. Dates and durations
+    are refused by name."""
+    converted = {}
+    for column in _numeric_candidates(model, frame, whole_factor=True):
+        values = frame[column]
+        dtype = values.dtype
+        if dtype.kind in "mM" or isinstance(dtype, pd.PeriodDtype):
+            raise FormulaDataError(
+                f"the formula uses {column!r} as numbers, but the new data hold "
+                f"dates or durations in it ({dtype}); convert them to the numbers "
+                "the model was fitted on first (e.g. with .dt.days)"
+            )
+        if isinstance(dtype, pd.CategoricalDtype):
+            numbers = pd.api.types.is_numeric_dtype(dtype.categories.dtype)
+        elif pd.api.types.is_bool_dtype(dtype):
+            converted[column] = values.to_numpy(dtype=float, na_value=np.nan)
+            continue
+        else:
+            numbers = dtype.kind == "O" and all(
+                isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                for v in values.dropna()
+            )
+        if numbers:
+            converted[column] = values.astype(float)
+    if converted:
+        frame = frame.copy(deep=False)  # (labels need not be strings: no assign)
+        for column, values in converted.items():
+            frame[column] = values
+    return frame
+
+
+def _mapping_frame(columns: Mapping) -> pd.DataFrame:
+    """A dict of columns as a frame (of scalars: one row)."""
+    try:
+        return pd.DataFrame(columns)
+    except ValueError:
+        return pd.DataFrame(columns, index=[0])
 
 
 def formula_inputs(model) -> list[str]:
@@ -212,10 +261,23 @@ def text_in_numeric_columns(model, frame, whole_factor: bool = False) -> dict:
     themselves (``x1``, not the ``c`` of ``I((c == 'u') * 1.0)``, which may
     rightly hold text) count.
     """
+    text = {}
+    for column in _numeric_candidates(model, frame, whole_factor):
+        dtype = frame[column].dtype
+        if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+            continue
+        values = frame[column].dropna()
+        text[column] = values.iloc[0] if len(values) else None
+    return text
+
+
+def _numeric_candidates(model, frame, whole_factor: bool) -> list:
+    """The columns of ``frame`` that a formula model uses as numbers
+    (``whole_factor``: those that are a numeric factor by themselves)."""
     info = formula_spec(model.data)
     factor_infos = getattr(info, "factor_infos", None)
     if not factor_infos or not isinstance(frame, pd.DataFrame):
-        return {}
+        return []
     numeric_codes = " + ".join(
         factor.name()
         for factor, f_info in factor_infos.items()
@@ -223,17 +285,8 @@ def text_in_numeric_columns(model, frame, whole_factor: bool = False) -> dict:
     )
     if whole_factor:
         factors = set(numeric_codes.split())
-        candidates = [c for c in frame.columns if str(c) in factors]
-    else:
-        candidates = formula_columns(numeric_codes, frame.columns)
-    text = {}
-    for column in candidates:
-        dtype = frame[column].dtype
-        if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
-            continue
-        values = frame[column].dropna()
-        text[column] = values.iloc[0] if len(values) else None
-    return text
+        return [c for c in frame.columns if str(c) in factors]
+    return formula_columns(numeric_codes, frame.columns)
 
 
 def _non_numeric_columns(model, frame) -> str | None:

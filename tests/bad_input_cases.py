@@ -425,7 +425,7 @@ refuses(
         k=2,
     ),
     ValueError,
-    "encode them",
+    "encode a categorical",
 )
 refuses(
     "object column of text in an array-interface DataFrame",
@@ -1660,4 +1660,90 @@ refuses(
     lambda: PM(outcome(), design(), k=1).hessian_factor(np.zeros(3)),
     NotImplementedError,
     "use model.hessian(params)",
+)
+refuses(
+    "get_margeff(atexog={column: NaN})",
+    lambda: formula_fit().get_margeff(atexog={1: np.nan}),
+    ValueError,
+    "atexog's value of 'x1'",
+)
+refuses(
+    "get_margeff(atexog=rows with infinity)",
+    lambda: formula_fit().get_margeff(atexog=np.array([[1.0, np.inf, 0.0]])),
+    ValueError,
+    "must be finite numbers",
+)
+refuses(
+    "get_margeff(atexog={column: text})",
+    lambda: formula_fit().get_margeff(atexog={"x1": "a"}),
+    ValueError,
+    "must be numbers",
+)
+fits(
+    "predict with a dict of columns (arrays model)",
+    lambda: array_fit().predict({"x2": [0.5], "x1": [0.0], "const": [1.0]}),
+    lambda got: np.allclose(
+        np.asarray(got), array_fit().predict(np.array([[0.0, 0.5, 1.0]]))
+    ),
+)
+
+
+# ============================================ new data of another dtype
+def _new_rows(**columns):
+    return frame().head(3).assign(**columns)
+
+
+def _predicted_as_floats(res) -> bool:
+    """The predictions at the first rows with x1 = 1, 0, 1 (as floats)."""
+    return np.allclose(
+        np.asarray(res), formula_fit().predict(_new_rows(x1=[1.0, 0.0, 1.0]))
+    )
+
+
+fits(
+    "predict with booleans where the formula used numbers",
+    lambda: formula_fit().predict(_new_rows(x1=[True, False, True])),
+    _predicted_as_floats,
+)
+fits(
+    "predict with a categorical of numbers where the formula used numbers",
+    lambda: formula_fit().predict(_new_rows(x1=pd.Categorical([1.0, 0.0, 1.0]))),
+    _predicted_as_floats,
+)
+fits(
+    "predict with numbers in an object column",
+    lambda: formula_fit().predict(
+        _new_rows(x1=pd.Series([1.0, 0.0, 1.0], dtype=object))
+    ),
+    _predicted_as_floats,
+)
+refuses(
+    "predict with dates where the formula used numbers",
+    lambda: formula_fit().predict(_new_rows(x1=pd.Timestamp("2020-01-01"))),
+    ValueError,
+    "dates or durations",
+)
+refuses(
+    "predict with two columns of one name (formula)",
+    lambda: formula_fit().predict(
+        pd.concat([frame().head(3)[["x1"]], frame().head(3)[["x1", "x2"]]], axis=1)
+    ),
+    ValueError,
+    "more than one column named 'x1'",
+)
+refuses(
+    "a formula reading a column of dates",
+    lambda: ps.plume(
+        "y ~ x1 + t",
+        frame().assign(t=pd.Timestamp("2020-01-01") + pd.to_timedelta(NOISE, "D")),
+        k=1,
+    ),
+    ValueError,
+    "holds dates or durations",
+)
+refuses(
+    "a column of durations (arrays)",
+    lambda: PM(outcome(), frame()[["x1"]].assign(t=pd.to_timedelta(NOISE, "D")), k=1),
+    ValueError,
+    "'t' (timedelta64",
 )

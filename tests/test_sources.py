@@ -176,9 +176,13 @@ def test_text_outcome_and_text_column_are_named():
     )
     assert fitted.outcome_mapping == {"in": 0, "out": 1}
     texty = exog.assign(note=np.where(y == 1, "a", "b"))
-    with pytest.raises(ValueError, match=r"exog columns \['note'\] are not numeric"):
+    with pytest.raises(
+        ValueError, match=r"exog columns 'note' \(\w+\) are not numeric"
+    ):
         ps.PolyhedralMixtureLogit(y, texty, k=2)
-    with pytest.raises(ValueError, match=r"exog columns \['note'\] are not numeric"):
+    with pytest.raises(
+        ValueError, match=r"exog columns 'note' \(\w+\) are not numeric"
+    ):
         ps.PolyhedralMixtureLogit(
             da.from_array(y, chunks=300), dd.from_pandas(texty, npartitions=3), k=2
         )
