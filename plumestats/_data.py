@@ -26,6 +26,7 @@ from ._design_checks import (
 from ._formula_data import check_design_values
 from ._memory import check_parameter_count
 from ._outcome import encode_outcome, prepare_endog
+from ._validation import check_row_labels
 from ._weights import check_freq_weights, check_weighted_classes
 
 __all__ = [
@@ -100,20 +101,27 @@ def prepare_arrays(endog, exog, k: int, missing: str, kwargs: dict):
     return endog, exog, (mapping, design_info), np.shape(endog)[0]
 
 
-def prepare_weights(freq_weights, n_given: int, kwargs: dict) -> dict:
+def prepare_weights(freq_weights, exog, kwargs: dict) -> dict:
     """``{"freq_weights": weights}`` checked for statsmodels' data handling
     (which drops the weights of the rows it drops), or ``{}`` without.
 
     For a formula the weights are one per row of the data frame: patsy has
     dropped incomplete rows (``missing_idx``), and a missing weight there is
-    no error."""
+    no error. Weights in a Series must have the row labels of a pandas
+    ``exog`` (the formula's: those of the rows it keeps)."""
     if freq_weights is None:
         return {}
+    labels = getattr(exog, "index", None)  # (a list's index is a method)
+    labels = None if callable(labels) else labels
     missing_idx = kwargs.get("missing_idx")
     if missing_idx is not None:
         kept = ~np.asarray(missing_idx, dtype=bool)
-        return {"freq_weights": check_freq_weights(freq_weights, kept.size, kept)}
-    return {"freq_weights": check_freq_weights(freq_weights, n_given)}
+        weights = check_freq_weights(freq_weights, kept.size, kept)
+        check_row_labels(freq_weights, labels, "freq_weights", kept)
+        return {"freq_weights": weights}
+    weights = check_freq_weights(freq_weights, np.shape(exog)[0])
+    check_row_labels(freq_weights, labels, "freq_weights")
+    return {"freq_weights": weights}
 
 
 def observation_count(model, n_rows: int):

@@ -29,6 +29,7 @@ from ._validation import (
     check_identified,
     check_int,
     check_positive_float,
+    check_row_labels,
     method_name,
     require_estimation_data,
 )
@@ -145,6 +146,8 @@ def fit_model(
     if cov_type == "cluster" and model._row_source is None:
         # bad labels refused before the runs, not by the covariance after them
         cluster_codes(cov_kwds or {}, model.exog.shape[0])
+        labels = getattr(model.data, "row_labels", None)
+        check_row_labels((cov_kwds or {})["groups"], labels, "groups")
     check_memory(model, chunksize, slabs=method == "em")
     use_t = check_flag(use_t, "use_t", allow_none=True)
     retall = check_flag(retall, "retall")

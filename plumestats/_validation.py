@@ -225,3 +225,22 @@ def seed_entropy(random_state) -> int:
         "random_state must be None, a non-negative integer or a numpy "
         f"Generator; got {random_state!r}"
     )
+
+
+def check_row_labels(values, labels, name: str, kept=None) -> None:
+    """Refuse a pandas ``values`` (one per row: frequency weights, cluster
+    labels) whose index is not the data's row ``labels``: they are used by
+    position, as statsmodels uses them, and a Series in another order (or
+    of other rows) would weigh the wrong rows without a word. ``kept``
+    marks the rows of ``values`` a formula keeps (the others it dropped)."""
+    index = getattr(values, "index", None)
+    if index is None or labels is None or callable(index):
+        return
+    at = index if kept is None else index[np.asarray(kept, dtype=bool)]
+    if len(at) == len(labels) and at.equals(labels):
+        return
+    raise ValueError(
+        f"{name} is a pandas object whose index is not the data's rows, and it "
+        "is used by position; pass it aligned by label, "
+        f"{name}.reindex(data.index), or by position, {name}.to_numpy()"
+    )

@@ -145,7 +145,7 @@ class PolyhedralMixtureLogit(LogitMethods, GenericLikelihoodModel):
             endog, exog, outcome, n_given = prepare_arrays(
                 endog, exog, k, missing, kwargs
             )
-            weights = prepare_weights(freq_weights, n_given, kwargs)
+            weights = prepare_weights(freq_weights, exog, kwargs)
             super().__init__(endog, exog, missing=missing, **weights, **kwargs)
             y01, summary = finish_arrays(self, outcome, n_given, missing, kwargs)
         self._set_up(k, gamma, inside, y01, summary)

@@ -1747,3 +1747,35 @@ refuses(
     ValueError,
     "'t' (timedelta64",
 )
+
+
+# ======================================== Series used by position
+def _weight_series():
+    return pd.Series(_weights(), index=frame().index)
+
+
+refuses(
+    "freq_weights a Series in another order than the data",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=2, freq_weights=_weight_series()[::-1]),
+    ValueError,
+    "freq_weights.reindex(data.index)",
+)
+refuses(
+    "cluster groups a Series of other rows",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=1).fit(
+        cov_type="cluster",
+        cov_kwds={"groups": pd.Series(np.arange(N) % 10, index=np.arange(N) + N)},
+    ),
+    ValueError,
+    "groups is a pandas object whose index is not the data's rows",
+)
+fits(
+    "freq_weights a Series of the data's rows, one row dropped by the formula",
+    lambda: ps.plume(
+        "y ~ x1 + x2",
+        with_column("x1", np.where(np.arange(N) == 4, np.nan, frame()["x1"])),
+        k=2,
+        freq_weights=_weight_series(),
+    ).fit(),
+    lambda res: res.nobs == _weights().sum() - _weights()[4] and fit_ok(res),
+)
