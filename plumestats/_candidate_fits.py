@@ -272,7 +272,7 @@ def _gamma_kw(gamma: float) -> dict:
 
 
 def stratified_folds(
-    y: np.ndarray, n_splits: int, rng: np.random.Generator
+    y: np.ndarray, n_splits: int, rng: np.random.Generator, labels=None
 ) -> np.ndarray:
     """Fold labels ``0..n_splits-1`` with each class spread evenly over the folds.
 
@@ -288,6 +288,9 @@ def stratified_folds(
         Number of folds, at least 2 and at most the size of the smallest class.
     rng : numpy Generator
         Source of the shuffles.
+    labels : dict, optional
+        The user's label of each value of ``y`` (a model's
+        ``outcome_mapping``, label to code), for the error's words.
 
     Returns
     -------
@@ -300,6 +303,8 @@ def stratified_folds(
         raise ValueError(f"cv must be an integer >= 2 folds, got {n_splits}")
     if counts.min() < n_splits:
         smallest = classes[np.argmin(counts)].item()
+        named = {code: label for label, code in (labels or {}).items()}
+        smallest = named.get(smallest, smallest)
         raise ValueError(
             f"cv={n_splits} stratified folds need at least {n_splits} observations "
             f"of each class, but class {smallest!r} has {counts.min()}; use fewer "

@@ -427,6 +427,27 @@ def announce_transform_drops(model, data, formula: str) -> None:
     )
 
 
+def _formula_data(data):
+    """The data a formula reads: a DataFrame, or a dict of columns as one
+    (statsmodels' own formulas took dicts; 0.15 deprecates them there)."""
+    if isinstance(data, Mapping):
+        try:
+            return pd.DataFrame(data)
+        except ValueError as exc:  # columns of different lengths, scalars only
+            raise ValueError(
+                f"data, a dict of columns, is no table: {exc}; give every "
+                "column one value per observation"
+            ) from exc
+    unnamed = isinstance(data, np.ndarray) and data.dtype.names is None
+    if data is None or unnamed or isinstance(data, (list, tuple)):
+        # (patsy reads anything indexed by name: a record array too)
+        raise TypeError(
+            "data must be a DataFrame (or a dict of columns) holding the "
+            f"formula's variables, got {type(data).__name__}"
+        )
+    return data
+
+
 def model_from_formula(build, formula, data, subset, drop_cols, *args, **kwargs):
     """:meth:`PolyhedralMixtureLogit.from_formula`: the checks before patsy
     and after it, around ``build``, statsmodels' ``from_formula`` of the
@@ -443,10 +464,7 @@ def model_from_formula(build, formula, data, subset, drop_cols, *args, **kwargs)
             "PolyhedralMixtureLogit(ddf['y'], ddf[columns].assign(Intercept=1.0)"
             ", k=...): see the user guide's page on large data"
         )
-    if isinstance(data, Mapping):
-        # a dict of columns, as statsmodels' own formulas took it (0.15
-        # deprecates dicts there, so they become a frame here)
-        data = pd.DataFrame(data)
+    data = _formula_data(data)
     if subset is not None and isinstance(data, pd.DataFrame):
         # statsmodels' from_formula keeps these rows first: the checks below
         # look at the rows the model uses, not at the excluded ones

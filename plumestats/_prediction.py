@@ -237,6 +237,11 @@ def design_rows(results, exog, transform: bool, row_labels):
         design = design[complete]
         if row_labels is not None and len(row_labels) == len(complete):
             row_labels = pd.Index(row_labels)[complete]
+    if row_labels is not None and len(row_labels) != design.shape[0]:
+        raise ValueError(
+            f"row_labels has {len(row_labels)} labels for {design.shape[0]} "
+            "rows to predict at: give one label per row"
+        )
     return design, row_labels
 
 

@@ -37,6 +37,12 @@ def check_freq_weights(freq_weights, n_rows: int, kept=None) -> np.ndarray:
     ``kept`` (a boolean mask, optional) marks the rows a formula keeps: a
     missing weight on a row that patsy drops anyway is no error.
     """
+    if isinstance(freq_weights, str):
+        raise ValueError(
+            f"freq_weights must be one number per row, got the text "
+            f"{freq_weights!r}; for a column of the data pass "
+            f"data[{freq_weights!r}]"
+        )
     values = np.asarray(getattr(freq_weights, "values", freq_weights))
     if values.ndim == 2 and values.shape[1] == 1:
         values = values[:, 0]

@@ -114,6 +114,9 @@ def _unknown_column(name: str, data: pd.DataFrame, path: str) -> CLIError:
         else f"the columns are {', '.join(columns[:12])}"
         + (", ..." if len(columns) > 12 else "")
     )
+    if len(columns) == 1 and any(mark in columns[0] for mark in ";\t|"):
+        # one column whose name holds another separator: not a comma's file
+        hint += "; the file seems not to be comma-separated (save it as CSV)"
     return CLIError(f"column {name!r} is not in {path}; {hint}")
 
 

@@ -401,7 +401,9 @@ def _folds_and_design(
     folds = None
     if cv is not None:
         cv = check_int(cv, "cv", minimum=2)
-        folds = stratified_folds(template.endog, cv, as_rng(random_state))
+        folds = stratified_folds(
+            template.endog, cv, as_rng(random_state), template.outcome_mapping
+        )
     # the fits on folds, and in worker processes every fit, read the design
     # as arrays: a formula fit cannot travel back from a worker when the
     # formula reads the caller's names (statsmodels rebuilds its design from

@@ -1779,3 +1779,42 @@ fits(
     ).fit(),
     lambda res: res.nobs == _weights().sum() - _weights()[4] and fit_ok(res),
 )
+
+
+# ============================================ messages in the user's words
+refuses(
+    "formula data None",
+    lambda: ps.plume("y ~ x1 + x2", None, k=1),
+    TypeError,
+    "data must be a DataFrame (or a dict of columns)",
+)
+refuses(
+    "formula data a dict of columns of different lengths",
+    lambda: ps.plume("y ~ x1", {"y": [0.0, 1.0, 0.0], "x1": [1.0, 2.0]}, k=1),
+    ValueError,
+    "give every column one value per observation",
+)
+refuses(
+    "freq_weights a column's name",
+    lambda: ps.plume("y ~ x1 + x2", frame(), k=1, freq_weights="w"),
+    ValueError,
+    "for a column of the data pass data['w']",
+)
+refuses(
+    "get_prediction with row_labels of another length",
+    lambda: formula_fit().get_prediction(frame().head(1), row_labels=["a", "b"]),
+    ValueError,
+    "row_labels has 2 labels for 1 rows",
+)
+refuses(
+    "select_k by cross-validation with a class too rare, named by its label",
+    lambda: ps.select_k(
+        "label ~ x1",
+        frame().assign(label=np.where(np.arange(N) < 4, "n", "y")),
+        ks=[1],
+        criterion="cv",
+        cv=5,
+    ),
+    ValueError,
+    "class 'n' has 4",
+)
