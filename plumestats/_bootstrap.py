@@ -194,12 +194,13 @@ class RefitSpec:
 
 def _em_options(settings: dict) -> dict:
     """The EM options of the replicates' refits: the fit's own, or EM's
-    defaults for a fit by one of statsmodels' optimisers (whose ``tol`` is
-    the optimiser's, and which records EM's options as ``None``)."""
+    defaults for a fit by one of statsmodels' optimisers (whose ``tol`` and
+    ``maxiter`` are the optimiser's, and which records EM's options as
+    ``None``)."""
     em = settings["method"] == "em"
     return {
         "alpha": settings["alpha"],
-        "maxiter": settings["maxiter"],
+        "maxiter": settings["maxiter"] if em else EMOptions.maxiter,
         "mstep": settings["mstep"] or "newton",
         "tol": settings["tol"] if em else EMOptions.tol,
         "em_tol": settings["em_tol"] if em else EMOptions.em_tol,

@@ -146,24 +146,40 @@ def _check_array_shapes(endog, exog) -> None:
         )
 
 
-def _repeated_labels(columns) -> list:
-    """The column labels that are equal (``1`` and ``1.0``) or read the same
-    as text, which the parameter names are made of (``2`` and ``"2"``)."""
+def _repeated_labels(columns) -> str:
+    """The column labels that are one name, as a phrase ("" if none): equal
+    labels (``"a"`` twice; ``1`` and ``1.0``, equal to pandas), or labels that
+    read the same as text, which the parameter names are made of (``2`` and
+    ``"2"``)."""
     same = columns.duplicated(keep=False) | columns.map(str).duplicated(keep=False)
-    # each label once, 1 and 1.0 apart (a dict's keys would merge them)
-    return list({(type(c), repr(c)): c for c in columns[same]}.values())
+    groups: list[list] = []
+    for label in columns[same]:  # (few: no quadratic work on a wide design)
+        for group in groups:
+            if _same_name(group[0], label):
+                group.append(label)
+                break
+        else:
+            groups.append([label])
+    parts = []
+    for group in (g for g in groups if len(g) > 1):
+        # each label once, 1 and 1.0 apart (a set would merge them)
+        distinct = list({(type(c), repr(c)): c for c in group}.values())
+        parts.append(" and ".join(map(repr, distinct)))
+    return ", ".join(parts)
 
 
-def _as_text(labels: list) -> str:
-    """Repeated column labels, each once as text, with the labels behind it
-    where they differ (``'2' (2 and '2')``)."""
-    texts: dict[str, list] = {}
-    for label in labels:
-        texts.setdefault(str(label), []).append(label)
-    return ", ".join(
-        repr(text) + ("" if len(same) == 1 else f" ({' and '.join(map(repr, same))})")
-        for text, same in texts.items()
-    )
+def _same_name(left, right) -> bool:
+    """Whether two column labels are one name: equal, both missing (None,
+    NaN: pandas' duplicates), or the same as text."""
+    try:
+        equal = bool(left == right)
+    except (TypeError, ValueError):  # labels that do not compare
+        equal = False
+    return equal or (_missing(left) and _missing(right)) or str(left) == str(right)
+
+
+def _missing(label) -> bool:
+    return label is None or (isinstance(label, float) and label != label)
 
 
 def coerce_exog(exog):
@@ -188,12 +204,11 @@ def coerce_exog(exog):
             ) from exc
     columns = getattr(exog, "columns", None)
     # the parameter names are the columns' labels as text: 2 and "2" are one
-    repeated = [] if columns is None else _repeated_labels(columns)
+    repeated = "" if columns is None else _repeated_labels(columns)
     if repeated:
         raise ValueError(
-            f"exog has more than one column named {_as_text(repeated)}; "
-            "give each column a distinct name (the parameter names are made from "
-            "them)"
+            f"exog has more than one column named {repeated}; give each column a "
+            "distinct name (the parameter names are made from them, as text)"
         )
     exog = nullable_as_float(exog)
     if columns is not None:

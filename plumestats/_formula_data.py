@@ -259,11 +259,8 @@ def refuse_numbers_as_text(formula: str, data) -> None:
     for column in _columns_read_as_they_are(formula, data.columns):
         values = data[column]
         if values.dtype.kind in "mM" or isinstance(values.dtype, pd.PeriodDtype):
-            raise ValueError(
-                f"column {column!r} holds dates or durations ({values.dtype}), "
-                "which a formula cannot use as numbers; convert it first, e.g. "
-                f"data[{column!r}].dt.days for durations, or days since a date"
-            )
+            _refuse_many_dates(column, values)
+            continue
         if pd.api.types.is_numeric_dtype(values.dtype) or isinstance(
             values.dtype, pd.CategoricalDtype
         ):
@@ -284,6 +281,22 @@ def refuse_numbers_as_text(formula: str, data) -> None:
                 f"{_as_factor(column)} if it really is a category"
             )
         _refuse_stray_text(column, present, numbers)
+
+
+def _refuse_many_dates(column, values) -> None:
+    """Refuse a column of dates or durations that patsy would make a factor
+    of many levels (one per distinct date, as numbers stored as text); a few
+    distinct dates are a factor, as ``C(column)`` would make them."""
+    present = values.dropna()
+    levels = present.nunique()
+    if levels > max(20, len(present) / 2):
+        raise ValueError(
+            f"column {column!r} holds dates or durations ({values.dtype}), which "
+            f"the formula would make a factor with {levels} levels; convert it "
+            f"to numbers first, e.g. data[{column!r}].dt.days for durations or "
+            f"days since a date, or write {_as_factor(column)} if it really is "
+            "a category"
+        )
 
 
 def _columns_read_as_they_are(formula: str, columns) -> list:

@@ -214,7 +214,7 @@ def _margeff_exog(model, exog, at, atexog, weights=None):
                     )
                 exog[:, key] = _finite(value, f"value of {names[key]!r}")
         else:
-            atexog = _finite(atexog, "rows")
+            atexog = _finite(atexog, "rows", model.exog_names)
             if atexog.shape[-1] != exog.shape[1] or atexog.ndim > 2:
                 columns = ", ".join(map(str, model.exog_names))
                 raise ValueError(
@@ -235,26 +235,37 @@ def _margeff_exog(model, exog, at, atexog, weights=None):
     return exog
 
 
-def _finite(values, what: str) -> np.ndarray:
-    """``atexog``'s ``values`` as finite numbers, or a ``ValueError`` saying
-    which (NaN read as overflowing scores, infinity gave NaN effects)."""
+def _finite(values, what: str, names=None) -> np.ndarray:
+    """``atexog``'s ``values`` (one, or rows of the design's ``names``) as
+    finite numbers, or a ``ValueError`` saying which are not (NaN read as
+    overflowing scores, infinity gave NaN effects)."""
     try:
         array = np.asarray(values, dtype=float)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"atexog's {what} must be numbers: {exc}") from exc
-    bad = array.size - np.count_nonzero(np.isfinite(array))
-    if bad:
-        got = f"got {values!r}" if array.ndim == 0 else f"{bad} are not"
-        raise ValueError(
-            f"atexog's {what} must be finite numbers (no NaN or infinity); {got}"
+    finite = np.isfinite(array)
+    if finite.all():
+        return array
+    if array.ndim == 0 or names is None or array.shape[-1] != len(names):
+        where = f"got {values!r}" if array.ndim == 0 else "some are not"
+    else:
+        bad = ~finite.reshape(-1, len(names)).all(axis=0)
+        where = "not in " + ", ".join(
+            repr(n) for n, b in zip(names, bad, strict=True) if b
         )
-    return array
+    raise ValueError(
+        f"atexog's {what} must be finite numbers (no NaN or infinity); {where}"
+    )
 
 
 def _frame_rows(results, frame) -> np.ndarray:
     """The design rows of a DataFrame (or Series) ``atexog``, as ``predict``
     reads it: by column name; new data through a formula model's formula,
     unless the frame holds the design's own columns."""
+    if isinstance(frame, pd.DataFrame):
+        # named before a formula turns a missing value into a dropped row
+        numbers = frame.select_dtypes("number")
+        _finite(numbers.to_numpy(dtype=float, na_value=np.nan), "rows", numbers.columns)
     names = getattr(frame, "columns", getattr(frame, "index", None))
     own_columns = set(map(str, names)) == set(results.model.exog_names)
     transform = hasattr(results.model, "formula") and not own_columns

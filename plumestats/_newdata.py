@@ -133,8 +133,12 @@ def new_design(results, exog, transform: bool, statsmodels_transform):
             # one value per row of a one-column design (statsmodels reads a
             # Series so only when params has one value: Logit's, not K > 1's)
             exog = exog.to_frame()
-        if isinstance(exog, Mapping):  # a dict of columns, matched by name
+        if isinstance(exog, Mapping):
+            # a dict of columns, matched by name whatever the model was fitted
+            # on (statsmodels names an array's columns const, x1, ...): its
+            # keys' order is no order of columns
             exog = _mapping_frame(exog)
+            exog = exog[_matching_labels(list(model.exog_names), list(exog.columns))]
         exog = align_columns(model, exog)
         if isinstance(exog, pd.DataFrame):
             exog = numpy_backed(exog)  # pd.NA would stop NumPy's float cast
@@ -219,12 +223,17 @@ def _as_numbers(model, frame: pd.DataFrame) -> pd.DataFrame:
             converted[column] = values.to_numpy(dtype=float, na_value=np.nan)
             continue
         else:
+            # real numbers only (a complex one would lose its imaginary part)
             numbers = dtype.kind == "O" and all(
-                isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                isinstance(v, (int, float, np.integer, np.floating))
+                and not isinstance(v, bool)
                 for v in values.dropna()
             )
         if numbers:
-            converted[column] = values.astype(float)
+            # (pd.NA in an object column is missing, as patsy reads NaN)
+            converted[column] = pd.to_numeric(values).to_numpy(
+                dtype=float, na_value=np.nan
+            )
     if converted:
         frame = frame.copy(deep=False)  # (labels need not be strings: no assign)
         for column, values in converted.items():

@@ -373,7 +373,7 @@ refuses(
     "column labels 2 and '2' (one name as text)",
     lambda: PM(outcome(), pd.DataFrame(design(), columns=[2, "2", "c"]), k=2),
     ValueError,
-    "more than one column named '2' (2 and '2')",
+    "more than one column named 2 and '2'",
 )
 warns(
     "a constant column of 1e13 beside the intercept",
@@ -1817,4 +1817,51 @@ refuses(
     ),
     ValueError,
     "class 'n' has 4",
+)
+
+
+# ============================================= a review's finds (2026-11-28)
+@functools.cache
+def _numpy_fit():
+    return PM(outcome(), design(), k=2).fit()
+
+
+fits(
+    "predict with a dict of columns in another order (model on arrays)",
+    lambda: _numpy_fit().predict({"x2": [0.5], "x1": [0.0], "const": [1.0]}),
+    lambda got: np.allclose(
+        np.asarray(got), _numpy_fit().predict(np.array([[1.0, 0.0, 0.5]]))
+    ),
+)
+fits(
+    "a formula with a column of three dates (a factor, as patsy reads it)",
+    lambda: ps.plume(
+        "y ~ x1 + day",
+        frame().assign(
+            day=pd.Timestamp("2020-01-01") + pd.to_timedelta(np.arange(N) % 3, "D")
+        ),
+        k=1,
+    ).fit(),
+    lambda res: len(res.params) == 4 and fit_ok(res),
+)
+refuses(
+    "get_margeff(atexog=a frame with NaN)",
+    lambda: formula_fit().get_margeff(
+        atexog=pd.DataFrame({"x1": [np.nan], "x2": [0.0]})
+    ),
+    ValueError,
+    "must be finite numbers (no NaN or infinity); not in 'x1'",
+)
+fits(
+    "predict with pd.NA in an object column of numbers",
+    lambda: formula_fit().predict(
+        _new_rows(x1=pd.Series([1.0, pd.NA, 1.0], dtype=object, index=range(3)))
+    ),
+    lambda got: (
+        np.isnan(np.asarray(got)[1])
+        and np.allclose(
+            np.asarray(got)[[0, 2]],
+            np.asarray(formula_fit().predict(_new_rows(x1=[1.0, 0.0, 1.0])))[[0, 2]],
+        )
+    ),
 )

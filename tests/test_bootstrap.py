@@ -211,9 +211,11 @@ def test_a_direct_fit_is_bootstrapped_by_em_with_ems_defaults():
     data = simulate_plume(300, TRUTH, random_state=0)
     model = ps.plume("y ~ x1 + x2", data, k=2)
     em = model.fit()
-    direct = model.fit(method="newton", start_params=em.params, tol=1e-6)
+    direct = model.fit(method="newton", start_params=em.params, tol=1e-6, maxiter=3)
     options = RefitSpec.of(direct).fit_options
     assert options["tol"] == EMOptions.tol and options["em_tol"] == EMOptions.em_tol
+    # (three Newton steps from the maximum are no budget for an EM refit)
+    assert options["maxiter"] == EMOptions.maxiter
     assert options["newton_finish"] is True and options["mstep"] == "newton"
     boot = direct.bootstrap(n_boot=20, random_state=0)
     assert boot.n_failed == 0
