@@ -197,8 +197,35 @@ def _formula_frame(model, exog):
         # text): no predictions, not patsy's error about text
         numeric = {c: float for c in text_in_numeric_columns(model, exog)}
         exog = exog.astype(numeric)
-    exog = _as_numbers(model, exog)
+    exog = _fitted_levels(model, _as_numbers(model, exog))
     return numpy_backed(exog, formula_columns(model.formula, exog.columns))
+
+
+def _fitted_levels(model, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each pandas categorical column that a factor of the
+    formula reads given the factor's levels of the fit, in the fit's order,
+    when its values are among them: patsy refuses a categorical whose
+    categories are not exactly those ("mismatching levels"), such as a
+    subset of them, or the same in another order."""
+    info = formula_spec(model.data)
+    factor_infos = getattr(info, "factor_infos", None) or {}
+    converted = {}
+    for factor, f_info in factor_infos.items():
+        if f_info.type != "categorical":
+            continue
+        levels = list(f_info.categories)
+        for column in formula_columns(factor.name(), frame.columns):
+            values = frame[column]
+            if not isinstance(values.dtype, pd.CategoricalDtype):
+                continue
+            present = values.cat.remove_unused_categories().cat.categories
+            if list(values.cat.categories) != levels and present.isin(levels).all():
+                converted[column] = values.cat.set_categories(levels)
+    if converted:
+        frame = frame.copy(deep=False)  # (labels need not be strings: no assign)
+        for column, values in converted.items():
+            frame[column] = values
+    return frame
 
 
 def _as_numbers(model, frame: pd.DataFrame) -> pd.DataFrame:

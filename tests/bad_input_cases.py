@@ -1865,3 +1865,30 @@ fits(
         )
     ),
 )
+
+
+@functools.cache
+def _level_fit():
+    data = frame().assign(g=pd.Categorical(np.array(["a", "b", "c"])[np.arange(N) % 3]))
+    return ps.plume("y ~ x1 + g", data, k=1).fit()
+
+
+def _level_rows(categories):
+    rows = frame().head(2)[["x1"]]
+    return rows.assign(g=pd.Categorical(["b", "a"], categories=categories))
+
+
+fits(
+    "predict with a categorical of the fit's levels in another order",
+    lambda: _level_fit().predict(_level_rows(["c", "b", "a"])),
+    lambda got: np.allclose(
+        np.asarray(got), _level_fit().predict(_level_rows(["a", "b", "c"]))
+    ),
+)
+fits(
+    "predict with a categorical of some of the fit's levels",
+    lambda: _level_fit().predict(_level_rows(["b", "a"])),
+    lambda got: np.allclose(
+        np.asarray(got), _level_fit().predict(_level_rows(["a", "b", "c"]))
+    ),
+)
