@@ -461,6 +461,19 @@ def _formula_data(data):
     return data
 
 
+def _reads_intercept_column(formula: str) -> bool:
+    """Whether a term of the formula is a variable named ``Intercept``, whose
+    column's name would clash with the constant term's (patsy then fails
+    with "mismatch between column_names and columns coded")."""
+    try:
+        terms = ModelDesc.from_formula(formula).rhs_termlist
+    except (PatsyError, SyntaxError, ValueError):
+        return False  # patsy's own error follows
+    names = [[f.name() for f in term.factors] for term in terms]
+    # (the constant term is the one without factors)
+    return [] in names and ["Intercept"] in names
+
+
 def model_from_formula(build, formula, data, subset, drop_cols, *args, **kwargs):
     """:meth:`PolyhedralMixtureLogit.from_formula`: the checks before patsy
     and after it, around ``build``, statsmodels' ``from_formula`` of the
@@ -486,6 +499,12 @@ def model_from_formula(build, formula, data, subset, drop_cols, *args, **kwargs)
         raise ValueError("there are no observations: the data frame is empty")
     try:
         check_formula_outcome(formula)
+        if _reads_intercept_column(formula):
+            raise ValueError(
+                "the formula reads a column named 'Intercept', the name patsy "
+                "gives the constant term; rename the column, e.g. "
+                "data.rename(columns={'Intercept': 'intercept_column'})"
+            )
         if isinstance(data, pd.DataFrame):
             # patsy cannot read pd.NA or the "boolean" dtype
             data = numpy_backed(data, formula_columns(formula, data.columns))

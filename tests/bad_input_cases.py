@@ -1892,3 +1892,9 @@ fits(
         np.asarray(got), _level_fit().predict(_level_rows(["a", "b", "c"]))
     ),
 )
+refuses(
+    "a formula term reading a column named Intercept beside the constant",
+    lambda: ps.plume("y ~ x1 + Intercept", frame().assign(Intercept=2.0), k=1),
+    ValueError,
+    "the name patsy gives the constant term",
+)
