@@ -89,6 +89,14 @@ _ESTIMATOR_WORDS = (
     (re.compile(r"^endog must\b"), "y must"),
     (re.compile(r"\bpositive freq_weights\b"), "positive sample_weight"),
     (re.compile(r"^freq_weights\b"), "sample_weight"),
+    # the label-flip fit at its boundary: the estimator's words
+    (
+        re.compile(
+            r"the fit is PolyhedralMixtureLogit's\. flip_logit has no standard "
+            r"error\."
+        ),
+        "the fit is that of label_flips=False (flip_rate_ is 0).",
+    ),
 )
 
 

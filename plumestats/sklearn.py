@@ -7,7 +7,9 @@ plumestats`` does not import scikit-learn, only ``import plumestats.sklearn`` do
 
 from __future__ import annotations
 
+import copy
 import numbers
+import threading
 import warnings
 
 import numpy as np
@@ -34,8 +36,13 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from ._advice import in_estimator_words
 from ._candidate_fits import warn_left_out
+from ._sklearn_support import (
+    check_labels,
+    check_missing_labels,
+    plain_label,
+    sample_weights,
+)
 from ._validation import check_flag, check_gamma
-from ._weights import check_freq_weights
 from .hard import HardPolyhedralLogit
 from .label_flip import LabelFlipPolyhedralLogit
 from .model import PolyhedralMixtureLogit
@@ -82,6 +89,9 @@ _UNSETTLED = (
     (ConvergenceWarning, UnconvergedFitWarning),
 )
 
+
+# one thread's fits catch warnings at a time (catch_warnings is global state)
+_CATCHING = threading.RLock()
 
 # the candidates of k="auto": each is one more fit, and on the five UCI sets
 # BIC kept K = 1 in all 150 training folds of benchmarks.defaults already
@@ -175,7 +185,9 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         as ``coef_``).
     results_ : PolyhedralMixtureLogitResults
         The statsmodels-style results (``summary()``, ``bse``, ``llf``, ...).
-        The outcome is coded 1 for ``classes_[1]``.
+        The outcome is coded 1 for ``classes_[1]``. They hold the training
+        data, and so does a pickle of the fitted estimator:
+        ``results_.remove_data()`` drops them (predictions are unchanged).
     flip_rate_ : float
         Estimated share of randomly flipped labels (0 unless ``label_flips``).
     converged_ : bool
@@ -275,7 +287,10 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Features (numeric; an intercept is added).
+            Features (numeric, dense; an intercept is added). A one-hot
+            encoder's sparse output is refused: give
+            ``OneHotEncoder(sparse_output=False)``, or
+            ``ColumnTransformer(..., sparse_threshold=0)``.
         y : array-like of shape (n_samples,)
             Two class labels of any type (strings, integers, booleans).
         sample_weight : array-like of shape (n_samples,), optional
@@ -289,11 +304,26 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        _check_missing_labels(y)
+        # on a copy (the same parameters: a Generator seed is shared), so that
+        # a fit that fails (a parameter, the data) leaves this one as it was:
+        # refitted in place, classes_ were replaced before the error
+        trial = copy.copy(self)
+        for name in _fitted_attributes(trial):
+            delattr(trial, name)
+        trial._fit(X, y, sample_weight)
+        for name in _fitted_attributes(self):
+            delattr(self, name)
+        vars(self).update(
+            {name: vars(trial)[name] for name in _fitted_attributes(trial)}
+        )
+        return self
+
+    def _fit(self, X, y, sample_weight) -> None:
+        check_missing_labels(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         if sample_weight is not None:
-            sample_weight = _sample_weights(sample_weight, X.shape[0])
-        _check_labels(y)
+            sample_weight = sample_weights(sample_weight, X.shape[0])
+        check_labels(y)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y")
         self.classes_, y_coded = np.unique(y, return_inverse=True)
@@ -302,7 +332,7 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
             if n_classes < 2:
                 raise ValueError(
                     f"{type(self).__name__} needs samples of 2 classes, but the "
-                    f"data contain only 1 class: {_plain(self.classes_[0])!r}"
+                    f"data contain only 1 class: {plain_label(self.classes_[0])!r}"
                 )
             raise ValueError(
                 f"{type(self).__name__} is a binary classifier. Only binary "
@@ -351,7 +381,6 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         # scikit-learn counts at least one iteration; a start that already is
         # the maximum (K = 1 at alpha = 1/n: the start is that very fit) has none
         self.n_iter_ = max(int(results.n_iter), 1)
-        return self
 
     def _fit_candidates(self, y_float, design, shape, sample_weight):
         """Fit every candidate K, keep the smallest BIC (``k_``, ``bic_``) and
@@ -362,7 +391,9 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         for k in self._candidate_ks(n_samples, shape[1]):
             # the model is built inside the block too: its design check is
             # where a CollinearityWarning (inference only, see the Notes) comes from
-            with warnings.catch_warnings(record=True) as caught:
+            # (catch_warnings swaps the process's warning state: two threads'
+            # fits at once left every later warning unshown, Python < 3.14)
+            with _CATCHING, warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
                     fits[k] = (
@@ -490,62 +521,8 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
 
-def _check_labels(y: np.ndarray) -> None:
-    """Mutually incomparable labels, named (numpy's sort said "'<' not
-    supported between instances of 'NoneType' and 'str'"); missing ones were
-    refused before scikit-learn's checks (:func:`_check_missing_labels`)."""
-    if y.dtype == object:
-        try:
-            np.unique(y)  # str with np.str_, int with np.int64: comparable
-        except TypeError:
-            kinds = sorted({type(label).__name__ for label in y})
-            raise ValueError(
-                f"y mixes labels of types {', '.join(kinds)}, which cannot be "
-                "sorted into classes; give every label the same type (e.g. "
-                "y.astype(str))"
-            ) from None
-
-
-def _plain(label):
-    """A label as the user wrote it: numpy's scalars as Python's (their repr
-    is ``np.str_('a')``), other objects as they are."""
-    return label.item() if isinstance(label, np.generic) else label
-
-
-def _check_missing_labels(y) -> None:
-    """Missing labels, named: before scikit-learn's checks too, whose "Input
-    contains NaN" names neither y nor the sample (a pandas Series of text
-    with None). ``y=None`` is scikit-learn's to refuse."""
-    if y is None:
-        return
-    missing = np.ravel(pd.isna(np.asarray(y, dtype=object)))
-    if missing.any():
-        raise ValueError(
-            f"y has {int(missing.sum())} missing labels (None or NaN), e.g. at "
-            f"sample {int(np.flatnonzero(missing)[0])}; drop those samples or give "
-            "them a class"
-        )
-
-
 def _log_expit_columns(log_odds: np.ndarray) -> np.ndarray:
     return np.column_stack([log_expit(-log_odds), log_expit(log_odds)])
-
-
-def _sample_weights(sample_weight, n_samples: int) -> np.ndarray:
-    """``sample_weight`` as floats, one per sample (scikit-learn's checks;
-    the model's check then names NaN, negative or all-zero weights)."""
-    weights = np.asarray(sample_weight)
-    if weights.ndim == 0:  # scikit-learn's habit: one number for all
-        weights = np.full(n_samples, weights)
-    if weights.ndim != 1 or weights.shape[0] != n_samples:
-        raise ValueError(
-            f"sample_weight.shape == {weights.shape}, expected ({n_samples},): "
-            "give one weight per sample"
-        )
-    try:
-        return check_freq_weights(weights, n_samples)
-    except ValueError as exc:  # in scikit-learn's words
-        raise ValueError(str(exc).replace("freq_weights", "sample_weight")) from None
 
 
 def _with_intercept(X: np.ndarray) -> np.ndarray:
@@ -562,6 +539,12 @@ def _engine_seed(random_state):
     ):
         return int(random_state)
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _fitted_attributes(estimator) -> list[str]:
+    """The attributes a fit sets (scikit-learn's convention: a trailing
+    underscore), ``n_features_in_`` and ``feature_names_in_`` among them."""
+    return [name for name in vars(estimator) if name.endswith("_")]
 
 
 def _is_auto(value) -> bool:
@@ -589,8 +572,8 @@ def _reissue_fit_warnings(caught) -> None:
         # the engine's advice (fit(n_init=20), maxiter) as this estimator's
         message = in_estimator_words(str(warning.message))
         if category is not None:
-            # frames: this function, _fit_candidates, fit, fit's caller
-            warnings.warn(message, category, stacklevel=4)
+            # frames: this function, _fit_candidates, _fit, fit, fit's caller
+            warnings.warn(message, category, stacklevel=5)
         else:
             warnings.warn_explicit(
                 message, warning.category, warning.filename, warning.lineno

@@ -177,6 +177,10 @@ def test_a_flip_rate_at_its_boundary_is_a_converged_fit():
     categories = {warning.category for warning in caught}
     assert clf.converged_
     assert categories == {FlipRateBoundaryWarning}
+    # in the estimator's words: no engine class or parameter named
+    (message,) = {str(warning.message) for warning in caught}
+    assert "label_flips=False" in message
+    assert "PolyhedralMixtureLogit" not in message and "flip_logit" not in message
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warnings.simplefilter("ignore", FlipRateBoundaryWarning)
@@ -426,3 +430,35 @@ def test_missing_labels_in_a_pandas_series_are_named(polygon):
     labels.iloc[3] = None
     with pytest.raises(ValueError, match=r"y has 1 missing labels .* at sample 3"):
         PolyhedralClassifier(k=1).fit(X, labels)
+
+
+def test_a_failed_refit_leaves_the_fitted_estimator_as_it_was(polygon):
+    X, y = polygon
+    clf = PolyhedralClassifier(k=2, random_state=0).fit(X, y)
+    before = (clf.predict(X), clf.classes_.copy(), list(clf.feature_names_in_))
+    labels = np.where(y == 1, "pos", "neg")
+    with pytest.raises(ValueError, match="gamma"):
+        clf.set_params(gamma=-1.0).fit(X.to_numpy(), labels)
+    # the labels of the failed fit did not replace the fitted model's
+    assert_array_equal(clf.predict(X), before[0])
+    assert_array_equal(clf.classes_, before[1])
+    assert list(clf.feature_names_in_) == before[2]
+    # a refit that succeeds replaces every fitted attribute (no stale names)
+    clf.set_params(gamma=1.0).fit(X.to_numpy(), labels)
+    assert set(clf.classes_) == {"neg", "pos"} and not hasattr(clf, "feature_names_in_")
+
+
+def test_fits_in_threads_leave_the_warning_machinery_intact(polygon):
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, y = polygon
+    filters = list(warnings.filters)
+
+    def fit(i):
+        return PolyhedralClassifier(k=1 + i % 3, random_state=0).fit(X, y).k_
+
+    with ThreadPoolExecutor(2) as pool:
+        assert sorted(set(pool.map(fit, range(8)))) == [1, 2, 3]
+    assert warnings.filters == filters
+    with pytest.warns(UserWarning, match="still shown"):
+        warnings.warn("still shown", UserWarning, stacklevel=1)
