@@ -35,7 +35,9 @@ class FileRefused(Exception):
     """An output the command line will not write, reported as one line."""
 
 
-def check_output(output: str, inputs: Mapping[str, str], force: bool) -> None:
+def check_output(
+    output: str, inputs: Mapping[str, str], force: bool, example: str = "fit.json"
+) -> None:
     """Refuse ``output`` if writing it would lose something.
 
     Parameters
@@ -46,10 +48,12 @@ def check_output(output: str, inputs: Mapping[str, str], force: bool) -> None:
         The command's input files, ``{what it is: path}``.
     force : bool
         Whether an existing file may be replaced (``--force``).
+    example : str
+        A name of the file the command writes, for the advice.
     """
     target = Path(output)
     if not output.strip():  # an unset shell variable: say so, write nothing
-        raise FileRefused("--output is empty; give a file name, e.g. fit.json")
+        raise FileRefused(f"--output is empty; give a file name, e.g. {example}")
     if output.endswith(("/", os.sep)) and not target.is_dir():
         folder = output.rstrip("/" + os.sep)
         problem = (
@@ -61,7 +65,7 @@ def check_output(output: str, inputs: Mapping[str, str], force: bool) -> None:
     if target.is_dir():
         raise FileRefused(
             f"--output {output} is a folder; give a file name in it, e.g. "
-            f"{target / 'fit.json'}"
+            f"{target / example}"
         )
     folder = target.parent
     if not folder.is_dir():

@@ -19,6 +19,7 @@ loading would have to run as code, is refused at export.
 from __future__ import annotations
 
 import json
+import numbers
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from patsy import PatsyError
 from statsmodels.base.data import ModelData, PandasData
 
 from ._aliasing import Aliasing, of_model
+from ._covariance import canonical_cov_type
 from ._design_json import (
     ExportError,
     design_from_json,
@@ -37,6 +39,7 @@ from ._diagnostics import FitDiagnostics
 from ._formula_safety import UnsafeFormulaError, check_safe_formula
 from ._json_codec import decode, encode
 from ._spec import ModelSpec
+from ._validation import check_int
 
 __all__ = [
     "EXPORTABLE",
@@ -236,7 +239,13 @@ def load_json(path):
         written by a newer plumestats (a higher format version), or one whose
         formula is outside the safe grammar.
     """
-    text = Path(path).read_text(encoding="utf-8")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path} is not a plumestats JSON export: not UTF-8 text ({exc}); a "
+            "pickle (results.save) loads with PolyhedralMixtureLogitResults.load"
+        ) from exc
     return results_from_json(text, source=str(path))
 
 
@@ -244,7 +253,8 @@ def results_from_json(text: str, source: str = "the JSON text"):
     """The results a JSON export holds (see :func:`load_json`)."""
     try:
         document = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        # (a RecursionError: arrays nested deeper than Python's stack)
         raise ValueError(
             f"{source} is not a plumestats JSON export: not valid JSON ({exc})"
         ) from exc
@@ -300,6 +310,7 @@ def _rebuild(model_part: dict, results_part: dict):
     for field in _OPTIONAL_RESULTS_FIELDS:
         if field in results_part:
             state[field] = decode(results_part[field])
+    state["cov_type"] = canonical_cov_type(state["cov_type"])
     state["params"] = _vector(state["params"], model.nparams, "params")
     state["normalized_cov_params"] = _square(
         state["normalized_cov_params"], model.nparams, "normalized_cov_params"
@@ -338,6 +349,7 @@ _DATA_IN_CACHE = (
 
 def _model_state(part: dict) -> dict:
     state = {field: decode(part[field]) for field in _MODEL_FIELDS}
+    _check_model_numbers(state)
     state["outcome_mapping"] = _mapping(state["outcome_mapping"])
     # the design's rank is not written: the counts written give it
     identified = state["df_model"] + 1.0 - state["k_extra"]
@@ -356,6 +368,24 @@ def _model_state(part: dict) -> dict:
         state["formula"] = _text(part["formula"], "formula")
         state["missing_idx"] = None
     return state
+
+
+def _check_model_numbers(state: dict) -> None:
+    """The counts, gamma and side of a loaded model are what a fit writes (a
+    file edited by hand can hold anything: k of 0 divided by zero)."""
+    for name, minimum in (("k", 1), ("k_vars", 1), ("k_extra", 0), ("nparams", 1)):
+        check_int(state[name], name, minimum=minimum)
+    for name in ("nobs", "df_model", "df_resid", "gamma"):
+        value = state[name]
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+    if not state["nobs"] >= 0 or not state["gamma"] > 0:  # (NaN fails both)
+        raise ValueError(
+            f"nobs must be >= 0 and gamma > 0, got {state['nobs']!r} and "
+            f"{state['gamma']!r}"
+        )
+    if state["_inside_code"] not in (0, 1) or isinstance(state["_inside_code"], bool):
+        raise ValueError(f"_inside_code must be 0 or 1, got {state['_inside_code']!r}")
 
 
 def _check_counts(model) -> None:

@@ -239,6 +239,15 @@ def _fit(args: argparse.Namespace) -> None:
         print(res.summary())
 
 
+def _unpickled(raw: bytes):
+    """A pickled fit, read where its formula's names are found: statsmodels
+    evaluates a formula model's formula again when it is unpickled, looking
+    its names up in the frames that called it (two up is this one), and a
+    formula this command fits may read numpy as numpy, not np."""
+    numpy = np  # noqa: F841 (read by the formula's evaluation, through the frame)
+    return pickle.loads(raw)
+
+
 def _load_results(path: str):
     from .results import PolyhedralMixtureLogitResults
 
@@ -251,7 +260,7 @@ def _load_results(path: str):
         res = _load_json(raw, path)
     else:
         try:
-            res = pickle.loads(raw)
+            res = _unpickled(raw)
         except Exception as exc:  # unpickling arbitrary bytes can raise almost anything
             raise CLIError(
                 f"{path} is not a plumestats result (not a readable pickle: "
@@ -276,7 +285,7 @@ def _predict(args: argparse.Namespace) -> None:
         )
     if args.intervals and not 0 < args.alpha < 1:
         raise CLIError(f"--alpha must be between 0 and 1, got {args.alpha:g}")
-    _guard_output(args, {"MODEL": args.model, "NEW.csv": args.data})
+    _guard_output(args, {"MODEL": args.model, "NEW.csv": args.data}, "predictions.csv")
     res = _load_results(args.model)
     data = _read_csv(args.data, args.index_col, _text_factor_columns(res))
     model = res.model
@@ -362,10 +371,11 @@ def _is_json(path: str) -> bool:
     return path.lower().endswith(".json")
 
 
-def _guard_output(args: argparse.Namespace, inputs: dict) -> None:
-    """Refuse an --output that would lose something, before any work."""
+def _guard_output(args: argparse.Namespace, inputs: dict, example="fit.json") -> None:
+    """Refuse an --output that would lose something, before any work
+    (``example``: a name of the file the command writes, for the advice)."""
     if args.output is not None:
-        check_output(args.output, inputs, force=args.force)
+        check_output(args.output, inputs, force=args.force, example=example)
 
 
 def _save_fit(res, output: str) -> None:

@@ -490,6 +490,23 @@ def test_predict_with_text_inside_a_numeric_expression(tmp_path):
     np.testing.assert_allclose(got.to_numpy(), np.asarray(expected), rtol=1e-6)
 
 
+@pytest.mark.parametrize("module", ["np", "numpy"])
+def test_predict_reads_the_pickle_fit_wrote_whatever_numpy_is_called(tmp_path, module):
+    # the command's formulas may read numpy as numpy; statsmodels evaluates
+    # the formula again when it unpickles the fit, and found only np
+    data, _ = simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
+    data["x3"] = np.exp(data["x2"])
+    csv, model = tmp_path / "train.csv", tmp_path / "fit.pickle"
+    data.to_csv(csv, index=False)
+    formula = f"y ~ x1 + {module}.log(x3)"
+    assert run("fit", csv, formula, "--output", model).returncode == 0
+    done = run("predict", model, csv)
+    assert done.returncode == 0, done.stderr
+    expected = plume("y ~ x1 + np.log(x3)", data, k=2).fit().predict(data)
+    got = pd.read_csv(io.StringIO(done.stdout), index_col=0)["predicted"]
+    np.testing.assert_allclose(got.to_numpy(), np.asarray(expected), rtol=1e-6)
+
+
 # ------------------------------------------- output files (issue 27)
 @pytest.fixture(scope="module")
 def small_csv(tmp_path_factory):

@@ -291,6 +291,24 @@ def test_a_newer_format_is_refused(fits):
             lambda d: json.dumps(d).replace('"num_columns": 1', '"num_columns": 2', 1),
             "malformed .*num_columns",
         ),
+        # files edited by hand: a k of 0 divided by zero, the others loaded
+        (
+            lambda d: json.dumps({**d, "model": {**d["model"], "k": 0}}),
+            "malformed .*k must be an integer >= 1, got 0",
+        ),
+        (
+            lambda d: json.dumps({**d, "model": {**d["model"], "gamma": "x"}}),
+            "malformed .*gamma must be a number",
+        ),
+        (
+            lambda d: json.dumps({**d, "model": {**d["model"], "nobs": -3}}),
+            "malformed .*nobs must be >= 0",
+        ),
+        (
+            lambda d: json.dumps({**d, "results": {**d["results"], "cov_type": 5}}),
+            "malformed .*cov_type must be one of",
+        ),
+        (lambda d: "[" * 100_000 + "]" * 100_000, "not valid JSON"),
     ],
 )
 def test_malformed_files_get_a_clear_error(fits, change, message):
@@ -378,3 +396,10 @@ def test_a_dask_fit_loads_as_a_fit_without_data(data, new_data):
         loaded.predict(rows), np.asarray(res.predict(rows)), rtol=TOL, atol=TOL
     )
     assert _without_clock(loaded.summary()) == _without_clock(res.summary())
+
+
+def test_a_file_that_is_no_text_is_named(tmp_path, fits):
+    path = tmp_path / "fit.pkl"
+    fits["formula"].save(path)  # a pickle, given to load_json
+    with pytest.raises(ValueError, match=r"fit\.pkl is not a plumestats JSON export"):
+        ps.load_json(path)
