@@ -221,11 +221,7 @@ def _fitted_levels(model, frame: pd.DataFrame) -> pd.DataFrame:
             present = values.cat.remove_unused_categories().cat.categories
             if list(values.cat.categories) != levels and present.isin(levels).all():
                 converted[column] = values.cat.set_categories(levels)
-    if converted:
-        frame = frame.copy(deep=False)  # (labels need not be strings: no assign)
-        for column, values in converted.items():
-            frame[column] = values
-    return frame
+    return _with_columns(frame, converted)
 
 
 def _as_numbers(model, frame: pd.DataFrame) -> pd.DataFrame:
@@ -261,10 +257,17 @@ def _as_numbers(model, frame: pd.DataFrame) -> pd.DataFrame:
             converted[column] = pd.to_numeric(values).to_numpy(
                 dtype=float, na_value=np.nan
             )
-    if converted:
-        frame = frame.copy(deep=False)  # (labels need not be strings: no assign)
-        for column, values in converted.items():
-            frame[column] = values
+    return _with_columns(frame, converted)
+
+
+def _with_columns(frame: pd.DataFrame, columns: dict) -> pd.DataFrame:
+    """``frame`` (not changed) with ``columns`` replaced (its labels need not
+    be strings, as ``assign``'s keywords must)."""
+    if not columns:
+        return frame
+    frame = frame.copy(deep=False)
+    for column, values in columns.items():
+        frame[column] = values
     return frame
 
 
