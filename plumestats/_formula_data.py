@@ -461,6 +461,14 @@ def _formula_data(data):
     return data
 
 
+def _columns_of(data) -> list:
+    """The names of a frame's (or a record array's) columns."""
+    columns = getattr(data, "columns", None)
+    if columns is None:
+        columns = getattr(getattr(data, "dtype", None), "names", None) or ()
+    return list(columns)
+
+
 def _reads_intercept_column(formula: str) -> bool:
     """Whether a term of the formula is a variable named ``Intercept``, whose
     column's name would clash with the constant term's (patsy then fails
@@ -499,7 +507,7 @@ def model_from_formula(build, formula, data, subset, drop_cols, *args, **kwargs)
         raise ValueError("there are no observations: the data frame is empty")
     try:
         check_formula_outcome(formula)
-        if _reads_intercept_column(formula):
+        if _reads_intercept_column(formula) and "Intercept" in _columns_of(data):
             raise ValueError(
                 "the formula reads a column named 'Intercept', the name patsy "
                 "gives the constant term; rename the column, e.g. "

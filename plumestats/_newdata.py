@@ -209,7 +209,7 @@ def _fitted_levels(model, frame: pd.DataFrame) -> pd.DataFrame:
     subset of them, or the same in another order."""
     info = formula_spec(model.data)
     factor_infos = getattr(info, "factor_infos", None) or {}
-    converted = {}
+    converted, clashing = {}, set()
     for factor, f_info in factor_infos.items():
         if f_info.type != "categorical":
             continue
@@ -218,9 +218,18 @@ def _fitted_levels(model, frame: pd.DataFrame) -> pd.DataFrame:
             values = frame[column]
             if not isinstance(values.dtype, pd.CategoricalDtype):
                 continue
-            present = values.cat.remove_unused_categories().cat.categories
-            if list(values.cat.categories) != levels and present.isin(levels).all():
-                converted[column] = values.cat.set_categories(levels)
+            if list(values.cat.categories) == levels:
+                continue
+            recoded = values.cat.set_categories(levels)
+            # every value kept (set_categories compares by type: 1 is not
+            # True, and a bool level would lose an int value to NaN)
+            if recoded.isna().sum() != values.isna().sum():
+                continue
+            if column in converted and list(converted[column].cat.categories) != levels:
+                clashing.add(column)  # two factors, two orders: patsy says so
+            converted[column] = recoded
+    for column in clashing:
+        del converted[column]
     return _with_columns(frame, converted)
 
 

@@ -284,6 +284,7 @@ def results_from_json(text: str, source: str = "the JSON text"):
         AttributeError,
         IndexError,
         OverflowError,
+        RecursionError,  # arrays nested deeper than the decoder's stack
     ) as exc:
         # (patsy's PatsyError, for a design that does not hold together, is a
         # ValueError here: see _model_data)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import numbers
+import os
 import threading
 import warnings
 
@@ -92,6 +93,17 @@ _UNSETTLED = (
 
 # one thread's fits catch warnings at a time (catch_warnings is global state)
 _CATCHING = threading.RLock()
+
+
+def _new_lock() -> None:
+    """A fresh lock in a forked child: one held by another thread of the
+    parent at the fork would be held in the child for ever."""
+    global _CATCHING
+    _CATCHING = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock)
 
 # the candidates of k="auto": each is one more fit, and on the five UCI sets
 # BIC kept K = 1 in all 150 training folds of benchmarks.defaults already

@@ -1898,3 +1898,24 @@ refuses(
     ValueError,
     "the name patsy gives the constant term",
 )
+
+
+@functools.cache
+def _flag_fit():
+    return ps.plume("y ~ x1 + b", frame().assign(b=frame()["x2"] > 0), k=1).fit()
+
+
+refuses(
+    "predict with a categorical of 1 and 0 where the fit's levels were booleans",
+    lambda: _flag_fit().predict(
+        frame().head(4).assign(b=pd.Categorical([1, 0, 1, 0], categories=[1, 0]))
+    ),
+    ValueError,
+    "mismatching levels",
+)
+refuses(
+    "a formula naming Intercept that the data do not have",
+    lambda: ps.plume("y ~ x1 + Intercept", frame(), k=1),
+    ValueError,
+    "name 'Intercept' is not defined",
+)

@@ -309,6 +309,19 @@ def test_a_newer_format_is_refused(fits):
             "malformed .*cov_type must be one of",
         ),
         (lambda d: "[" * 100_000 + "]" * 100_000, "not valid JSON"),
+        # valid JSON, nested deeper than the decoder's stack
+        (
+            lambda d: json.dumps(
+                {
+                    **d,
+                    "results": {
+                        **d["results"],
+                        "nobs": json.loads("[" * 900 + "]" * 900),
+                    },
+                }
+            ),
+            "malformed .*recursion",
+        ),
     ],
 )
 def test_malformed_files_get_a_clear_error(fits, change, message):
