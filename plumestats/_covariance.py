@@ -403,24 +403,43 @@ class PolyhedralInfluence(MLEInfluence):
         return dfbetas.join(measures)
 
     @cache_readonly
+    def _held(self) -> bool:
+        """Whether some parameters, not all, are held out of the covariance
+        (NaN variances) at a maximum: a rank-deficient design's dependent
+        columns, a flip rate at its boundary. (Not an L1 fit's zeros: its
+        scores do not sum to zero, and the one-step changes would be the
+        penalty's; they stay NaN, as before.)"""
+        retvals = self.results.mle_retvals
+        if "unidentified" not in retvals and not retvals.get("boundary", False):
+            return False
+        finite = np.isfinite(np.diagonal(self.results._bread))
+        return bool(finite.any() and not finite.all())
+
+    @cache_readonly
     def d_params(self) -> np.ndarray:
         """statsmodels' one-step change of the parameters when an observation
-        is dropped. Of a rank-deficient design's unpenalised fit, through the
-        generalised inverse its covariance uses (the dependent columns held:
-        they do not move), where solving with the singular Hessian would move
-        the unidentified coefficients by arbitrary amounts."""
-        if "unidentified" not in self.results.mle_retvals:
-            return super().d_params
+        is dropped. With parameters held (:attr:`_held`), through the
+        generalised inverse the covariance uses (they do not move), where
+        solving with the singular Hessian would move the unidentified
+        coefficients by arbitrary amounts, and a held flip rate's NaN made
+        every row's NaN. A singular information otherwise (a separated fit):
+        NaN, as its standard errors."""
+        if not self._held:
+            try:
+                return super().d_params
+            except np.linalg.LinAlgError:
+                return np.full(np.shape(self.score_obs), np.nan)
         bread = np.nan_to_num(self.results._bread, nan=0.0)
         so_noti = self.score_obs.sum(0) - self.score_obs
         return -(so_noti @ bread) / (1 - self.hat_matrix_diag)[:, None]
 
     @cache_readonly
     def cooks_distance(self) -> tuple[np.ndarray, np.ndarray]:
-        """statsmodels' Cook's distance and its F p-values. Of a rank-deficient
-        design's fit, over the estimated parameters only (those of the fit
-        without the dependent columns): its value is that fit's."""
-        if "unidentified" not in self.results.mle_retvals:
+        """statsmodels' Cook's distance and its F p-values. With parameters
+        held (:attr:`_held`), over the others only: a rank-deficient design's
+        is the fit's without the dependent columns, a flip rate at its
+        boundary's PLUME's."""
+        if not self._held:
             return super().cooks_distance
         cov = self.results._identified_cov
         free = np.isfinite(np.diagonal(cov))

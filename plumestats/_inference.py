@@ -420,17 +420,20 @@ class InferenceMixin:
             scalar=scalar,
         )
 
-    def _untestable(self, r_matrix) -> tuple[int, np.ndarray, bool] | None:
+    def _untestable(self, r_matrix) -> tuple[int, np.ndarray, bool | None] | None:
         """The first row of the constraint matrix ``r_matrix`` that no Wald
         test can take, the parameters to name and whether they are held fixed
         (an L1 fit's zeros, a flip rate at its boundary: no variance) rather
-        than not identified (a rank-deficient design); None if every row can."""
+        than not identified (a rank-deficient design), ``None`` when no
+        parameter has a variance (a separated fit); None if every row can."""
         rows = np.atleast_2d(np.asarray(r_matrix, dtype=float))
         fixed = fixed_params(self)
         weighs_fixed = np.flatnonzero((rows[:, fixed] != 0).any(axis=1))
         if weighs_fixed.size:
             first = int(weighs_fixed[0])
             return first, (rows[first] != 0) & fixed, True
+        if not np.isfinite(np.diagonal(self.cov_params())).any():
+            return 0, rows[0] != 0, None  # no variance at all (a separated fit)
         aliasing = fit_aliasing(self)
         if aliasing is None:
             return None
@@ -453,6 +456,14 @@ class InferenceMixin:
         if found is None:
             return
         row, weighed, held = found
+        if held is None:
+            why = (
+                "the fit is separated: its maximum is at infinity; fit with an L2 "
+                "penalty (alpha > 0)"
+                if self.mle_retvals.get("separation")
+                else "its information matrix is singular"
+            )
+            raise ValueError(f"no Wald test: every standard error is NaN ({why})")
         names = ", ".join(
             repr(self.model.data.param_names[j]) for j in np.flatnonzero(weighed)
         )

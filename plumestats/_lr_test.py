@@ -165,11 +165,17 @@ def compare_lr_test(
             f"{full.nobs}); fit both on the same data"
         )
     _check_same_outcomes(restricted, full)
+    _check_same_inside(restricted, full)
     # the identified parameters each fit counts (statsmodels' df_model + 1:
     # a collinear design's rank, an L1 fit's nonzero ones), as Logit's test
     n_small, n_large = (round(fit.df_model) + 1 for fit in (restricted, full))
     df = n_large - n_small
-    if df <= 0:
+    if df == 0:
+        raise ValueError(
+            f"the two fits have as many parameters ({n_small}): the test compares "
+            "a model with one nested in it, which has fewer"
+        )
+    if df < 0:
         raise ValueError(
             f"restricted has {n_small} parameters and full has {n_large}; pass "
             "the smaller model first: compare_lr_test(restricted, full)"
@@ -225,6 +231,20 @@ def _check_same_outcomes(restricted, full) -> None:
             "the two fits have different outcomes (as many observations, other "
             "values or another order): the test compares fits of the same data; "
             "fit both on it"
+        )
+
+
+def _check_same_inside(restricted, full) -> None:
+    """Polyhedra of two faces or more of different classes are not nested
+    (with one face the inside class is only the face's sign)."""
+    models = [getattr(fit, "model", None) for fit in (restricted, full)]
+    codes = {getattr(model, "_inside_code", None) for model in models}
+    several = any(getattr(model, "k", 1) > 1 for model in models)
+    if several and None not in codes and len(codes) > 1:
+        raise ValueError(
+            "the two fits model different classes as the inside of the "
+            "polyhedron (inside): they are not nested; fit both with the same "
+            "inside"
         )
 
 
@@ -292,9 +312,16 @@ def _tests_no_flips(restricted, full) -> bool:
     if not _same_design(small, big):
         return False
     if isinstance(small, PolyhedralMixtureLogit):
-        # with one face the gate is constant: the hard model is Logit too
+        # with one face the gate is constant: the hard model is Logit too, and
+        # the inside class only the face's sign; with more, the same inside
+        # class (the polyhedron of the other class is another model)
         return small.k == big.k and (
-            big.k == 1 or (not small.spec.hard and small.gamma == big.gamma)
+            big.k == 1
+            or (
+                not small.spec.hard
+                and small.gamma == big.gamma
+                and small._inside_code == big._inside_code
+            )
         )
     # statsmodels' Logit is PLUME with one face
     return isinstance(small, Logit) and big.k == 1

@@ -82,9 +82,7 @@ def _polyhedron_frame(results, x, y, data, at):
     if formula is not None:
         frame = model.data.frame if data is None else data
         if frame is None:
-            raise ValueError(
-                "the estimation data were removed (remove_data()); pass data="
-            )
+            raise ValueError(_no_data(model))
         used, categorical = _formula_variables(model, frame)
         variables = sorted(used)
     else:
@@ -94,8 +92,7 @@ def _polyhedron_frame(results, x, y, data, at):
         if data is None:
             if model.exog is None:
                 raise ValueError(
-                    "the estimation data were removed (remove_data()); pass data= "
-                    f"with columns {names} and {model.endog_names!r}"
+                    f"{_no_data(model)} with columns {names} and {model.endog_names!r}"
                 )
             frame = pd.DataFrame(model.exog, columns=names)
         else:
@@ -151,9 +148,7 @@ def _classes(results, frame, estimation: bool):
     name = model.endog_names
     if estimation:
         if model.endog is None:  # a formula model keeps its frame, not y
-            raise ValueError(
-                "the estimation data were removed (remove_data()); pass data="
-            )
+            raise ValueError(_no_data(model))
         rows = model.data.row_labels
         if rows is not None and len(frame) != len(rows):
             # a formula's frame with the rows missing='drop' left out: the
@@ -514,3 +509,10 @@ def _mark_chosen(panel, table, criterion, chosen, criterion_used) -> None:
         zorder=6,
         label=f"chosen{by}: K = {k}{gate}",
     )
+
+
+def _no_data(model) -> str:
+    """Why a plot needs ``data=``: the estimation data are gone (dropped by
+    ``remove_data()``, or never in a JSON export)."""
+    why = getattr(model, "_without_data", "which remove_data() dropped")
+    return f"the plot needs the estimation data, {why}; pass data="

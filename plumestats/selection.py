@@ -543,7 +543,11 @@ def _candidates(ks, gammas) -> list[tuple[int, float]]:
     gammas = as_grid(gammas, "gammas")
     for gamma in gammas:
         if gamma != np.inf:
-            check_gamma(gamma, "every gamma in gammas", hard="np.inf in gammas")
+            check_gamma(
+                gamma,
+                "every gamma in gammas but np.inf (SPLA1)",
+                hard="np.inf in gammas",
+            )
     gammas = [float(g) for g in gammas]
     if not ks:
         raise ValueError("ks is empty; pass the numbers of hyperplanes to try")

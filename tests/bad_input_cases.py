@@ -1919,3 +1919,53 @@ refuses(
     ValueError,
     "name 'Intercept' is not defined",
 )
+
+
+# ============================================ the variants' tools (2026-11-28)
+@functools.cache
+def _separated_fit():
+    # two faces fit the noise-free polyhedron's labels exactly
+    data, _ = ps.simulate_polyhedron(200, d=2, k=2, noise=0.0, random_state=0)
+    return ps.plume("y ~ x1 + x2", data, k=2).fit()
+
+
+refuses(
+    "compare_lr_test of PLUME and a label-flip fit of the other inside class",
+    lambda: ps.compare_lr_test(
+        ps.plume("y ~ x1 + x2", frame(), k=2).fit(alpha=1e-6),
+        ps.plume_flip("y ~ x1 + x2", frame(), k=2, inside=0).fit(alpha=1e-6),
+    ),
+    ValueError,
+    "they are not nested",
+)
+refuses(
+    "compare_lr_test of two fits with as many parameters",
+    lambda: ps.compare_lr_test(
+        ps.spla1("y ~ x1 + x2", frame(), k=2).fit(), formula_fit()
+    ),
+    ValueError,
+    "the two fits have as many parameters (6)",
+)
+refuses(
+    "a joint wald_test of a separated fit",
+    lambda: _separated_fit().wald_test("h1:x1 = 0, h2:x1 = 0", scalar=True),
+    ValueError,
+    "no Wald test: every standard error is NaN (the fit is separated",
+)
+fits(
+    "wald_test_terms of a separated fit",
+    lambda: _separated_fit().wald_test_terms(),
+    lambda table: bool(table.table["statistic"].isna().all()),
+)
+fits(
+    "get_influence of a separated one-face label-flip fit",
+    lambda: (
+        ps.plume_flip(
+            "y ~ x1 + x2", frame().assign(y=(frame()["x1"] > 0).astype(int)), k=1
+        )
+        .fit()
+        .get_influence()
+        .summary_frame()
+    ),
+    lambda table: bool(table["cooks_d"].isna().all()),
+)

@@ -520,3 +520,20 @@ def test_advice_names_the_profile_only_where_it_runs():
         ps.plume_flip("y ~ x1 + x2 + x3", data, k=1).fit(alpha=1e-13)
     message = " ".join(str(w.message) for w in caught)
     assert "an L2 penalty (alpha)." in message and "profile" not in message
+
+
+def test_influence_of_a_fit_at_the_boundary_is_plumes():
+    # the flip rate held at its boundary has no variance: Cook's distance is
+    # over the faces, PLUME's (every row's was NaN)
+    from plumestats.datasets import simulate_plume
+
+    weights = np.array([[1.0, 2.0, 0.5], [1.0, -1.0, 2.0]])
+    data = simulate_plume(400, weights, gamma=1.0, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ps.FlipRateBoundaryWarning)
+        flips = ps.plume_flip("y ~ x1 + x2", data, k=2).fit()
+    assert flips.mle_retvals["boundary"]
+    plume = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    ours = flips.get_influence().summary_frame()["cooks_d"].to_numpy()
+    theirs = plume.get_influence().summary_frame()["cooks_d"].to_numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-8)

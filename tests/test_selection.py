@@ -143,8 +143,14 @@ def test_hard_gating_candidate(polygon):
         ({"criterion": "loo"}, "criterion must be one of"),
         ({"ks": ()}, "ks is empty"),
         ({"ks": (0, 1)}, "every k in ks must be an integer >= 1"),
-        ({"gammas": (-1.0,)}, "every gamma in gammas must be a finite number > 0"),
-        ({"gammas": ("1",)}, "every gamma in gammas must be a finite number > 0"),
+        (
+            {"gammas": (-1.0,)},
+            "every gamma in gammas but np.inf .SPLA1. must be a finite number > 0",
+        ),
+        (
+            {"gammas": ("1",)},
+            "every gamma in gammas but np.inf .SPLA1. must be a finite number > 0",
+        ),
         ({"ks": "2"}, "ks must be a number or a sequence of numbers"),
         ({"criterion": "cv", "cv": 1}, "cv must be an integer >= 2"),
         ({"criterion": "cv", "cross_validate": False}, "needs cross_validate"),
