@@ -406,12 +406,15 @@ class PolyhedralInfluence(MLEInfluence):
     def _held(self) -> bool:
         """Whether some parameters, not all, are held out of the covariance
         (NaN variances) at a maximum: a rank-deficient design's dependent
-        columns, a flip rate at its boundary. (Not an L1 fit's zeros: its
-        scores do not sum to zero, and the one-step changes would be the
-        penalty's; they stay NaN, as before.)"""
+        columns, a flip rate at its boundary, without a penalty. (Not an L1
+        fit's zeros, nor an L2-penalised fit: their scores do not sum to
+        zero, and the one-step changes would be the penalty's; they stay as
+        statsmodels computes them, NaN where a variance is.)"""
         retvals = self.results.mle_retvals
         if "unidentified" not in retvals and not retvals.get("boundary", False):
             return False
+        if self.results.mle_settings.get("alpha", 0.0):
+            return False  # a penalised fit's scores sum to the penalty's too
         finite = np.isfinite(np.diagonal(self.results._bread))
         return bool(finite.any() and not finite.all())
 

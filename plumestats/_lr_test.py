@@ -236,11 +236,12 @@ def _check_same_outcomes(restricted, full) -> None:
 
 def _check_same_inside(restricted, full) -> None:
     """Polyhedra of two faces or more of different classes are not nested
-    (with one face the inside class is only the face's sign)."""
+    (a fit of one face is any inside class's: only the face's sign
+    changes)."""
     models = [getattr(fit, "model", None) for fit in (restricted, full)]
     codes = {getattr(model, "_inside_code", None) for model in models}
-    several = any(getattr(model, "k", 1) > 1 for model in models)
-    if several and None not in codes and len(codes) > 1:
+    both_several = all(getattr(model, "k", 1) > 1 for model in models)
+    if both_several and None not in codes and len(codes) > 1:
         raise ValueError(
             "the two fits model different classes as the inside of the "
             "polyhedron (inside): they are not nested; fit both with the same "

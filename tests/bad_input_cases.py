@@ -1938,6 +1938,13 @@ refuses(
     ValueError,
     "they are not nested",
 )
+fits(
+    "compare_lr_test of a one-face fit of the other inside class against two faces",
+    lambda: ps.compare_lr_test(
+        ps.plume("y ~ x1 + x2", frame(), k=1, inside=0).fit(), formula_fit()
+    ),
+    lambda test: test.df == 3 and np.isfinite(test.statistic),
+)
 refuses(
     "compare_lr_test of two fits with as many parameters",
     lambda: ps.compare_lr_test(
