@@ -111,8 +111,7 @@ def prepare_weights(freq_weights, exog, kwargs: dict) -> dict:
     ``exog`` (the formula's: those of the rows it keeps)."""
     if freq_weights is None:
         return {}
-    labels = getattr(exog, "index", None)  # (a list's index is a method)
-    labels = None if callable(labels) else labels
+    labels = getattr(exog, "index", None)
     missing_idx = kwargs.get("missing_idx")
     if missing_idx is not None:
         kept = ~np.asarray(missing_idx, dtype=bool)

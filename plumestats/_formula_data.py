@@ -40,6 +40,7 @@ __all__ = [
     "numpy_backed",
     "precheck_formula_data",
     "refuse_numbers_as_text",
+    "with_columns",
 ]
 
 
@@ -236,10 +237,16 @@ def numpy_backed(frame: pd.DataFrame, columns=None) -> pd.DataFrame:
             else:
                 target = getattr(dtype, "numpy_dtype", np.dtype(float))
                 converted[column] = values.to_numpy(dtype=target)
-    if not converted:
+    return with_columns(frame, converted)
+
+
+def with_columns(frame: pd.DataFrame, columns: dict) -> pd.DataFrame:
+    """``frame`` (not changed) with ``columns`` replaced (its labels need not
+    be strings, as ``assign``'s keywords must)."""
+    if not columns:
         return frame
     frame = frame.copy(deep=False)
-    for column, values in converted.items():
+    for column, values in columns.items():
         frame[column] = values
     return frame
 
@@ -268,11 +275,7 @@ def refuse_numbers_as_text(formula: str, data) -> None:
         present = values.dropna()
         numbers = pd.to_numeric(present, errors="coerce")
         levels = present.nunique()
-        if (
-            len(present)
-            and numbers.notna().all()
-            and levels > max(20, len(present) / 2)
-        ):
+        if len(present) and numbers.notna().all() and _many_levels(present):
             raise ValueError(
                 f"column {column!r} holds numbers stored as text (e.g. "
                 f"{present.iloc[0]!r}), which the formula would make a factor "
@@ -283,16 +286,23 @@ def refuse_numbers_as_text(formula: str, data) -> None:
         _refuse_stray_text(column, present, numbers)
 
 
+def _many_levels(present: pd.Series) -> bool:
+    """Whether a factor of these values would have too many levels to be
+    meant as one: more than 20, and more than half the rows (text codes and
+    a few dates have few)."""
+    return present.nunique() > max(20, len(present) / 2)
+
+
 def _refuse_many_dates(column, values) -> None:
     """Refuse a column of dates or durations that patsy would make a factor
     of many levels (one per distinct date, as numbers stored as text); a few
     distinct dates are a factor, as ``C(column)`` would make them."""
     present = values.dropna()
-    levels = present.nunique()
-    if levels > max(20, len(present) / 2):
+    if _many_levels(present):
         raise ValueError(
             f"column {column!r} holds dates or durations ({values.dtype}), which "
-            f"the formula would make a factor with {levels} levels; convert it "
+            f"the formula would make a factor with {present.nunique()} levels; "
+            "convert it "
             f"to numbers first, e.g. data[{column!r}].dt.days for durations or "
             f"days since a date, or write {_as_factor(column)} if it really is "
             "a category"

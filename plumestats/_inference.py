@@ -432,7 +432,7 @@ class InferenceMixin:
         if weighs_fixed.size:
             first = int(weighs_fixed[0])
             return first, (rows[first] != 0) & fixed, True
-        if not np.isfinite(np.diagonal(self.cov_params())).any():
+        if not np.isfinite(np.asarray(self.bse)).any():
             return 0, rows[0] != 0, None  # no variance at all (a separated fit)
         aliasing = fit_aliasing(self)
         if aliasing is None:

@@ -32,7 +32,12 @@ import pandas as pd
 from patsy import PatsyError
 
 from ._compat import formula_spec, original_error
-from ._formula_data import FormulaDataError, formula_columns, numpy_backed
+from ._formula_data import (
+    FormulaDataError,
+    formula_columns,
+    numpy_backed,
+    with_columns,
+)
 
 __all__ = ["align_columns", "new_design", "text_in_numeric_columns"]
 
@@ -230,7 +235,7 @@ def _fitted_levels(model, frame: pd.DataFrame) -> pd.DataFrame:
             converted[column] = recoded
     for column in clashing:
         del converted[column]
-    return _with_columns(frame, converted)
+    return with_columns(frame, converted)
 
 
 def _as_numbers(model, frame: pd.DataFrame) -> pd.DataFrame:
@@ -266,18 +271,7 @@ def _as_numbers(model, frame: pd.DataFrame) -> pd.DataFrame:
             converted[column] = pd.to_numeric(values).to_numpy(
                 dtype=float, na_value=np.nan
             )
-    return _with_columns(frame, converted)
-
-
-def _with_columns(frame: pd.DataFrame, columns: dict) -> pd.DataFrame:
-    """``frame`` (not changed) with ``columns`` replaced (its labels need not
-    be strings, as ``assign``'s keywords must)."""
-    if not columns:
-        return frame
-    frame = frame.copy(deep=False)
-    for column, values in columns.items():
-        frame[column] = values
-    return frame
+    return with_columns(frame, converted)
 
 
 def _mapping_frame(columns: Mapping) -> pd.DataFrame:

@@ -20,8 +20,10 @@ __all__ = [
     "check_int",
     "check_params",
     "check_positive_float",
+    "check_row_labels",
     "float_vector",
     "require_estimation_data",
+    "without_data",
 ]
 
 
@@ -176,9 +178,13 @@ def require_estimation_data(model, what: str, remedy: str) -> None:
     """Raise a clear ``ValueError`` when ``remove_data()`` dropped the sample
     that ``what`` needs; ``remedy`` says what to do instead."""
     if model.exog is None:
-        # a fit loaded from JSON says why it has no data in its own words
-        why = getattr(model, "_without_data", "which remove_data() dropped")
-        raise ValueError(f"{what} the estimation data, {why}; {remedy}")
+        raise ValueError(f"{what} the estimation data, {without_data(model)}; {remedy}")
+
+
+def without_data(model) -> str:
+    """Why ``model`` has no estimation data: ``remove_data()`` dropped them,
+    or (in its own words) a JSON export never held them."""
+    return getattr(model, "_without_data", "which remove_data() dropped")
 
 
 def estimation_design(model) -> DesignMatrix:
@@ -234,7 +240,8 @@ def check_row_labels(values, labels, name: str, kept=None) -> None:
     of other rows) would weigh the wrong rows without a word. ``kept``
     marks the rows of ``values`` a formula keeps (the others it dropped)."""
     index = getattr(values, "index", None)
-    if index is None or labels is None or callable(index):
+    # (a list's or a tuple's index is a method, not labels)
+    if index is None or labels is None or callable(index) or callable(labels):
         return
     at = index if kept is None else index[np.asarray(kept, dtype=bool)]
     if len(at) == len(labels) and at.equals(labels):

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ._compat import formula_spec
 from ._formula_data import formula_columns
+from ._validation import without_data
 from .selection import SELECT_K_COLUMNS, SelectKResults
 
 __all__ = ["plot_convergence", "plot_polyhedron", "plot_select_k"]
@@ -514,5 +515,4 @@ def _mark_chosen(panel, table, criterion, chosen, criterion_used) -> None:
 def _no_data(model) -> str:
     """Why a plot needs ``data=``: the estimation data are gone (dropped by
     ``remove_data()``, or never in a JSON export)."""
-    why = getattr(model, "_without_data", "which remove_data() dropped")
-    return f"the plot needs the estimation data, {why}; pass data="
+    return f"the plot needs the estimation data, {without_data(model)}; pass data="

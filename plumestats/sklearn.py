@@ -323,11 +323,9 @@ class PolyhedralClassifier(ClassifierMixin, BaseEstimator):
         for name in _fitted_attributes(trial):
             delattr(trial, name)
         trial._fit(X, y, sample_weight)
-        for name in _fitted_attributes(self):
-            delattr(self, name)
-        vars(self).update(
-            {name: vars(trial)[name] for name in _fitted_attributes(trial)}
-        )
+        # (the parameters are the same objects: the trial's state is ours)
+        vars(self).clear()
+        vars(self).update(vars(trial))
         return self
 
     def _fit(self, X, y, sample_weight) -> None:

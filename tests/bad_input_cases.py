@@ -1540,6 +1540,12 @@ def _l1_fit(alpha=1.0, **options):
 
 
 # ============================================================ frequency weights
+def _fit_without_row_4(freq_weights):
+    """A formula fit with these weights, whose formula drops row 4 (x1 NaN)."""
+    data = with_column("x1", np.where(np.arange(N) == 4, np.nan, frame()["x1"]))
+    return ps.plume("y ~ x1 + x2", data, k=2, freq_weights=freq_weights).fit()
+
+
 def _weights(**changes) -> np.ndarray:
     weights = np.ones(N)
     for position, value in changes.items():
@@ -1615,12 +1621,7 @@ refuses(
 )
 fits(
     "freq_weights with a missing weight on a row the formula drops",
-    lambda: ps.plume(
-        "y ~ x1 + x2",
-        with_column("x1", np.where(np.arange(N) == 4, np.nan, frame()["x1"])),
-        k=2,
-        freq_weights=_weights(at4=np.nan),
-    ).fit(),
+    lambda: _fit_without_row_4(_weights(at4=np.nan)),
     lambda res: res.nobs == N - 1 and fit_ok(res),
 )
 fits(
@@ -1771,12 +1772,7 @@ refuses(
 )
 fits(
     "freq_weights a Series of the data's rows, one row dropped by the formula",
-    lambda: ps.plume(
-        "y ~ x1 + x2",
-        with_column("x1", np.where(np.arange(N) == 4, np.nan, frame()["x1"])),
-        k=2,
-        freq_weights=_weight_series(),
-    ).fit(),
+    lambda: _fit_without_row_4(_weight_series()),
     lambda res: res.nobs == _weights().sum() - _weights()[4] and fit_ok(res),
 )
 
