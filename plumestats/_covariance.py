@@ -403,38 +403,62 @@ class PolyhedralInfluence(MLEInfluence):
         return dfbetas.join(measures)
 
     @cache_readonly
+    def _penalised(self) -> bool:
+        """Whether the fit has an L2 penalty (``alpha > 0``; an L1 fit's
+        zeros keep statsmodels' measures, NaN where a variance is)."""
+        return bool(self.results.mle_settings.get("alpha", 0.0))
+
+    @cache_readonly
     def _held(self) -> bool:
         """Whether some parameters, not all, are held out of the covariance
         (NaN variances) at a maximum: a rank-deficient design's dependent
-        columns, a flip rate at its boundary, without a penalty. (Not an L1
-        fit's zeros, nor an L2-penalised fit: their scores do not sum to
-        zero, and the one-step changes would be the penalty's; they stay as
-        statsmodels computes them, NaN where a variance is.)"""
+        columns, a flip rate at its boundary."""
         retvals = self.results.mle_retvals
         if "unidentified" not in retvals and not retvals.get("boundary", False):
             return False
-        if self.results.mle_settings.get("alpha", 0.0):
-            return False  # a penalised fit's scores sum to the penalty's too
         finite = np.isfinite(np.diagonal(self.results._bread))
         return bool(finite.any() and not finite.all())
 
     @cache_readonly
     def d_params(self) -> np.ndarray:
-        """statsmodels' one-step change of the parameters when an observation
-        is dropped. With parameters held (:attr:`_held`), through the
-        generalised inverse the covariance uses (they do not move), where
-        solving with the singular Hessian would move the unidentified
-        coefficients by arbitrary amounts, and a held flip rate's NaN made
-        every row's NaN. A singular information otherwise (a separated fit):
-        NaN, as its standard errors."""
-        if not self._held:
+        r"""The one-step change of the parameters when an observation is
+        dropped, :math:`\hat\theta - \hat\theta_{(i)}`, as statsmodels'
+        ``MLEInfluence``: :math:`-V g_{(i)} / (1 - h_i)`, with :math:`V` the
+        fit's inverse information and :math:`g_{(i)}` the gradient of the
+        objective without row :math:`i` at :math:`\hat\theta`.
+
+        statsmodels takes :math:`g_{(i)} = \sum_n s_n - s_i` and the
+        log-likelihood's Hessian. With an L2 penalty both are the
+        penalty's too: the scores sum to the penalty's gradient
+        :math:`\nabla P`, not to zero, and dropping a row of frequency
+        weight :math:`f_i` scales the penalty (``alpha`` per observation)
+        by :math:`1 - f_i / W`, so :math:`g_{(i)} = (f_i / W) \nabla P -
+        s_i`, solved with the penalised information (statsmodels' changes
+        were the penalty's, about 100 times the refits'). With parameters
+        held (:attr:`_held`) the inverse is the generalised one the
+        covariance uses (they do not move), where the singular Hessian
+        would move unidentified coefficients by arbitrary amounts, and a
+        held flip rate's NaN made every row's NaN. A singular information
+        otherwise (a separated fit): NaN, as its standard errors.
+        """
+        if not (self._held or self._penalised):
             try:
                 return super().d_params
             except np.linalg.LinAlgError:
                 return np.full(np.shape(self.score_obs), np.nan)
-        bread = np.nan_to_num(self.results._bread, nan=0.0)
-        so_noti = self.score_obs.sum(0) - self.score_obs
-        return -(so_noti @ bread) / (1 - self.hat_matrix_diag)[:, None]
+        bread = self.results._bread
+        if not np.isfinite(np.diagonal(bread)).any():
+            return np.full(np.shape(self.score_obs), np.nan)
+        bread = np.nan_to_num(bread, nan=0.0)
+        scores = np.asarray(self.score_obs)
+        weights = self.results.model.freq_weights
+        share = np.full(scores.shape[0], 1.0 / scores.shape[0])
+        if weights is not None:
+            share = np.asarray(weights, dtype=float) / np.sum(weights)
+        # the penalty's gradient, as the scores' sum at the maximum (0
+        # without a penalty, but in a held coordinate, whose bread is 0)
+        without_row = np.outer(share, scores.sum(0)) - scores
+        return -(without_row @ bread) / (1 - self.hat_matrix_diag)[:, None]
 
     @cache_readonly
     def cooks_distance(self) -> tuple[np.ndarray, np.ndarray]:
