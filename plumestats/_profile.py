@@ -233,7 +233,13 @@ class _Profile:
             # column shifted by 1000: 3e-9 a step after 200 steps)
             if gain * _INNER_STEPS > _UNFINISHED_GAIN:
                 self._stopped_short(value)
-        self.solved[float(value)] = self._user(value, free)
+        if value != centre:
+            # the estimate stays the start of both sides: a maximisation there
+            # (Brent's method evaluates the bracket's inner end) can only drift
+            # along flat directions, e.g. a flip rate held at its boundary run
+            # further out to where its score underflows, which then held the
+            # rate at 0 on the other side (an upper end 1.53 for 1.72)
+            self.solved[float(value)] = self._user(value, free)
         return loglike
 
     def _stopped_short(self, value: float) -> None:

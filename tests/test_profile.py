@@ -183,3 +183,49 @@ def test_flip_rate_endpoint_at_the_boundary_is_a_root():
         negative, estimate[:-1], method="BFGS", options={"gtol": 1e-9}
     )
     assert 2 * (res.llf + best.fun) == pytest.approx(CUT, abs=1e-4)
+
+
+def test_faces_endpoints_of_a_boundary_flip_fit_let_the_rate_move():
+    """A flip rate held at 0: each face coefficient's profile maximises over
+    the flip rate too. Brent's method evaluated the profile at the estimate,
+    whose maximisation ran the rate's logit further out (-18.7 to -30.7,
+    where its score underflows), and that point started the other side,
+    which then kept the rate at 0: the upper end of x1 was PLUME's 1.53,
+    the profile's 1.72. The oracle: BFGS over the other parameters from
+    several flip rates, at each endpoint the likelihood-ratio cut-off."""
+    rng = np.random.default_rng(0)
+    x1, x2 = rng.normal(size=(2, 300))
+    y = (rng.random(300) < 1 / (1 + np.exp(-(0.3 + x1 - 0.8 * x2)))).astype(float)
+    data = pd.DataFrame({"y": y, "x1": x1, "x2": x2})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the flip rate at its boundary
+        res = ps.plume_flip("y ~ x1 + x2", data, k=1).fit()
+        intervals = np.asarray(res.conf_int(method="profile"))
+    assert res.mle_retvals["boundary"]
+    model, estimate = res.model, res.params.to_numpy(copy=True)
+
+    def profile(j, value):
+        free = np.arange(estimate.size) != j
+
+        def full(others):
+            params = np.empty(estimate.size)
+            params[free], params[j] = others, value
+            return params
+
+        best = -np.inf
+        for flip_logit in (-12.0, -6.0, -3.0, -1.0):
+            start = estimate.copy()
+            start[-1] = flip_logit
+            found = optimize.minimize(
+                lambda z: -model.loglike(full(z)),
+                start[free],
+                jac=lambda z: -model.score(full(z))[free],
+                method="BFGS",
+                options={"gtol": 1e-8},
+            )
+            best = max(best, -found.fun)
+        return best
+
+    for j in range(3):  # the face's coefficients: both ends at the cut-off
+        for end in intervals[j]:
+            assert 2 * (res.llf - profile(j, end)) == pytest.approx(CUT, abs=1e-4)
