@@ -32,6 +32,7 @@ from ._memory import check_parameter_count
 from ._objectives import combine_sums, slab_sums
 from ._outcome import encode_outcome, prepare_endog
 from ._rows import combine_moments, design_moments, scaling_from_moments
+from ._validation import check_row_labels, refuse_repeated_labels
 from ._weights import refuse_all_zero, refuse_weights
 
 __all__ = [
@@ -74,18 +75,20 @@ def _as_dask_array(obj, what: str, da):
     """
     names = None
     if hasattr(obj, "to_dask_array"):  # dask DataFrame or Series
+        # the labels as they are (an integer label stays one, as statsmodels
+        # keeps it in memory: new data's columns are matched by it)
         if hasattr(obj, "columns"):
-            names = [str(c) for c in obj.columns]
+            names = list(obj.columns)
         elif getattr(obj, "name", None) is not None:
-            names = [str(obj.name)]
+            names = [obj.name]
         obj = _frame_values(obj, what)
     elif not isinstance(obj, da.Array):
         # a pandas or NumPy object beside Dask ones: its values, with the
         # names a pandas object carries (Dask would wrap the pandas object)
         if isinstance(obj, pd.DataFrame):
-            names = [str(c) for c in obj.columns]
+            names = list(obj.columns)
         elif isinstance(obj, pd.Series) and obj.name is not None:
-            names = [str(obj.name)]
+            names = [obj.name]
         obj = da.asarray(np.asarray(obj))
     return obj, names
 
@@ -282,7 +285,10 @@ def read_collections(model, endog, exog, k: int, missing: str, freq_weights=None
             "rows first, e.g. ddf = ddf.dropna()"
         )
     _refuse_text_columns(exog)
+    _check_pandas_rows(endog, exog, freq_weights)
     x, xnames = _as_dask_array(exog, "exog", da)
+    if xnames is not None:
+        refuse_repeated_labels(xnames)
     y, ynames = _as_dask_array(endog, "endog", da)
     x, y = _persisted(dask, x, y)
     if x.shape[0] == 0:
@@ -301,6 +307,34 @@ def read_collections(model, endog, exog, k: int, missing: str, freq_weights=None
     if w is not None:
         model.freq_weights = w
     return model.endog, summary
+
+
+def _check_pandas_rows(endog, exog, freq_weights) -> None:
+    """Refuse a pandas part beside a Dask frame whose index is not the
+    frame's rows. The parts pair by position, as Dask ones do; in memory
+    such a part is refused (statsmodels' "not aligned", the weights'
+    check), and here a Series in another order weighed or labelled the
+    wrong rows without a word. Reading the frame's index is a pass of its
+    own, made only then."""
+    parts = {"endog": endog, "exog": exog, "freq_weights": freq_weights}
+    pandas_parts = {
+        name: part
+        for name, part in parts.items()
+        if isinstance(part, (pd.Series, pd.DataFrame))
+    }
+    framed = next(
+        (
+            part
+            for part in (exog, endog, freq_weights)
+            if is_dask_collection(part) and hasattr(part, "index")
+        ),
+        None,
+    )
+    if not pandas_parts or framed is None:
+        return  # beside Dask arrays, by position (as beside NumPy ones)
+    labels = pd.Index(framed.index.compute())
+    for name, part in pandas_parts.items():
+        check_row_labels(part, labels, name)
 
 
 def _outcome_mapping(levels: np.ndarray) -> dict:

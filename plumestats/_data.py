@@ -26,7 +26,7 @@ from ._design_checks import (
 from ._formula_data import check_design_values
 from ._memory import check_parameter_count
 from ._outcome import encode_outcome, prepare_endog
-from ._validation import check_row_labels
+from ._validation import check_row_labels, refuse_repeated_labels
 from ._weights import check_freq_weights, check_weighted_classes
 
 __all__ = [
@@ -145,42 +145,6 @@ def _check_array_shapes(endog, exog) -> None:
         )
 
 
-def _repeated_labels(columns) -> str:
-    """The column labels that are one name, as a phrase ("" if none): equal
-    labels (``"a"`` twice; ``1`` and ``1.0``, equal to pandas), or labels that
-    read the same as text, which the parameter names are made of (``2`` and
-    ``"2"``)."""
-    same = columns.duplicated(keep=False) | columns.map(str).duplicated(keep=False)
-    groups: list[list] = []
-    for label in columns[same]:  # (few: no quadratic work on a wide design)
-        for group in groups:
-            if _same_name(group[0], label):
-                group.append(label)
-                break
-        else:
-            groups.append([label])
-    parts = []
-    for group in (g for g in groups if len(g) > 1):
-        # each label once, 1 and 1.0 apart (a set would merge them)
-        distinct = list({(type(c), repr(c)): c for c in group}.values())
-        parts.append(" and ".join(map(repr, distinct)))
-    return ", ".join(parts)
-
-
-def _same_name(left, right) -> bool:
-    """Whether two column labels are one name: equal, both missing (None,
-    NaN: pandas' duplicates), or the same as text."""
-    try:
-        equal = bool(left == right)
-    except (TypeError, ValueError):  # labels that do not compare
-        equal = False
-    return equal or (_missing(left) and _missing(right)) or str(left) == str(right)
-
-
-def _missing(label) -> bool:
-    return label is None or (isinstance(label, float) and label != label)
-
-
 def coerce_exog(exog):
     """``exog`` as something with a shape: lists and tuples become arrays (as
     statsmodels' ``Logit`` takes them; ``GenericLikelihoodModel`` reads
@@ -202,13 +166,8 @@ def coerce_exog(exog):
                 f"the same number of columns in each; could not read it ({exc})"
             ) from exc
     columns = getattr(exog, "columns", None)
-    # the parameter names are the columns' labels as text: 2 and "2" are one
-    repeated = "" if columns is None else _repeated_labels(columns)
-    if repeated:
-        raise ValueError(
-            f"exog has more than one column named {repeated}; give each column a "
-            "distinct name (the parameter names are made from them, as text)"
-        )
+    if columns is not None:
+        refuse_repeated_labels(columns)
     exog = nullable_as_float(exog)
     if columns is not None:
         # booleans as numbers: statsmodels 0.14 cast a frame mixing them with

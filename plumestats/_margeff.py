@@ -190,9 +190,10 @@ class _Derivatives:
         return effects, jac
 
 
-def _margeff_exog(model, exog, at, atexog, weights=None):
+def _margeff_exog(model, exog, at, atexog, weights, constant):
     """The design at which the effects are evaluated (statsmodels' rules;
-    with frequency ``weights`` the mean and median are the observations')."""
+    with frequency ``weights`` the mean and median are the observations';
+    ``constant`` marks the design's constant columns, 1 at ``at="zero"``)."""
     exog = np.array(exog, dtype=float)
     if atexog is not None:
         if isinstance(atexog, dict):
@@ -230,7 +231,6 @@ def _margeff_exog(model, exog, at, atexog, weights=None):
     elif at == "median":
         exog = np.array([_weighted_median(column, weights) for column in exog.T])[None]
     elif at == "zero":
-        constant = model.exog.var(axis=0) == 0
         exog = np.where(constant, 1.0, 0.0)[None, :]
     return exog
 
@@ -356,9 +356,11 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         model = results.model
         require_estimation_data(model, "marginal effects need", "refit the model")
         params = np.asarray(results.params, dtype=float)
-        effects_idx = model.exog.var(axis=0) != 0  # constants get no effect
-        dummy_idx = _discrete_columns(model.exog, effects_idx, "dummy") if dummy else []
-        count_idx = _discrete_columns(model.exog, effects_idx, "count") if count else []
+        # the design in memory (a Dask model's too: the effects read its rows)
+        design = np.array(model.exog, dtype=float)
+        effects_idx = design.var(axis=0) != 0  # constants get no effect
+        dummy_idx = _discrete_columns(design, effects_idx, "dummy") if dummy else []
+        count_idx = _discrete_columns(design, effects_idx, "count") if count else []
         self.dummy_idx = np.asarray(dummy_idx) if len(dummy_idx) else None
         self.count_idx = np.asarray(count_idx) if len(count_idx) else None
         # the sample's weights, unless atexog replaces its rows by new ones
@@ -366,7 +368,7 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         weights = None if new_rows else as_numpy_weights(model.freq_weights)
         if isinstance(atexog, (pd.DataFrame, pd.Series)):
             atexog = _frame_rows(results, atexog)
-        exog = _margeff_exog(model, model.exog, at, atexog, weights)
+        exog = _margeff_exog(model, design, at, atexog, weights, ~effects_idx)
         share = np.full(len(exog), 1.0 / len(exog))
         if weights is not None and at == "overall":
             share = weights / np.sum(weights)  # the average over the observations

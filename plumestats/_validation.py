@@ -6,6 +6,7 @@ import numbers
 from collections.abc import Iterable
 
 import numpy as np
+import pandas as pd
 
 from ._design import DesignMatrix, as_design
 
@@ -22,6 +23,7 @@ __all__ = [
     "check_positive_float",
     "check_row_labels",
     "float_vector",
+    "refuse_repeated_labels",
     "require_estimation_data",
     "without_data",
 ]
@@ -251,3 +253,51 @@ def check_row_labels(values, labels, name: str, kept=None) -> None:
         "is used by position; pass it aligned by label, "
         f"{name}.reindex(data.index), or by position, {name}.to_numpy()"
     )
+
+
+def refuse_repeated_labels(columns) -> None:
+    """Refuse a design whose column labels ``columns`` name one column
+    twice: the parameter names are the labels as text, so 2 and "2" are
+    one."""
+    repeated = _repeated_labels(pd.Index(columns))
+    if repeated:
+        raise ValueError(
+            f"exog has more than one column named {repeated}; give each column a "
+            "distinct name (the parameter names are made from them, as text)"
+        )
+
+
+def _repeated_labels(columns) -> str:
+    """The column labels that are one name, as a phrase ("" if none): equal
+    labels (``"a"`` twice; ``1`` and ``1.0``, equal to pandas), or labels that
+    read the same as text, which the parameter names are made of (``2`` and
+    ``"2"``)."""
+    same = columns.duplicated(keep=False) | columns.map(str).duplicated(keep=False)
+    groups: list[list] = []
+    for label in columns[same]:  # (few: no quadratic work on a wide design)
+        for group in groups:
+            if _same_name(group[0], label):
+                group.append(label)
+                break
+        else:
+            groups.append([label])
+    parts = []
+    for group in (g for g in groups if len(g) > 1):
+        # each label once, 1 and 1.0 apart (a set would merge them)
+        distinct = list({(type(c), repr(c)): c for c in group}.values())
+        parts.append(" and ".join(map(repr, distinct)))
+    return ", ".join(parts)
+
+
+def _same_name(left, right) -> bool:
+    """Whether two column labels are one name: equal, both missing (None,
+    NaN: pandas' duplicates), or the same as text."""
+    try:
+        equal = bool(left == right)
+    except (TypeError, ValueError):  # labels that do not compare
+        equal = False
+    return equal or (_missing(left) and _missing(right)) or str(left) == str(right)
+
+
+def _missing(label) -> bool:
+    return label is None or (isinstance(label, float) and label != label)

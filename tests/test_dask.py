@@ -259,6 +259,14 @@ def test_dask_design_with_indicator_columns(client, triangle):
     assert list(fit.params.index) == list(expected.params.index)
     assert_allclose(fit.params, expected.params, rtol=RTOL)
     assert_allclose(fit.llf, expected.llf, rtol=RTOL)
+    # the dummies' effects read the design's values (len() of a lazy
+    # array with unknown chunks stopped them)
+    for options in ({"dummy": True}, {"count": True}):
+        assert_allclose(
+            fit.get_margeff(**options).margeff,
+            expected.get_margeff(**options).margeff,
+            rtol=1e-6,
+        )
 
 
 def test_dask_categorize_then_get_dummies(client, triangle):
@@ -437,3 +445,34 @@ def test_remove_data_drops_the_partitions(client):
         _fit(rows["y"], rows[COLUMNS]).predict(rows[COLUMNS].iloc[:5]),
         rtol=1e-7,
     )
+
+
+def test_integer_column_labels_stay_labels(client):
+    """A Dask frame's integer column labels name the parameters as they do
+    in memory, and a one-row Series of new data is read by them (they were
+    made text, and the row was read by position)."""
+    rows, _ = _square_rows(600)
+    exog = rows[COLUMNS].set_axis([2, 1, 0], axis=1)
+    ours = _fit(dd.from_pandas(rows["y"], npartitions=3), dd.from_pandas(exog, 3))
+    reference = _fit(rows["y"], exog)
+    assert list(ours.model.exog_names) == [2, 1, 0]
+    row = exog.iloc[0][[0, 1, 2]]  # the columns in another order
+    assert_allclose(ours.predict(row), reference.predict(row), rtol=1e-8)
+    doubled = exog.set_axis([2, "2", 0], axis=1)
+    with pytest.raises(ValueError, match="more than one column named 2 and '2'"):
+        _fit(dd.from_pandas(rows["y"], npartitions=3), dd.from_pandas(doubled, 3))
+
+
+@pytest.mark.parametrize("pandas_part", ["endog", "freq_weights"])
+def test_a_pandas_part_in_another_order_is_refused(client, pandas_part):
+    """Beside a Dask frame a pandas part pairs by position: one whose index
+    is not the frame's rows is refused, as in memory (a shuffled Series of
+    weights was used by position without a word)."""
+    rows, ddf = _square_rows(600)
+    rows["w"] = np.arange(len(rows)) % 3 + 1.0
+    ddf = dd.from_pandas(rows, npartitions=3)
+    parts = {"endog": ddf["y"], "freq_weights": ddf["w"]}
+    parts[pandas_part] = rows[{"endog": "y", "freq_weights": "w"}[pandas_part]]
+    parts[pandas_part] = parts[pandas_part].sample(frac=1.0, random_state=0)
+    with pytest.raises(ValueError, match=f"{pandas_part} is a pandas object whose"):
+        _fit(parts["endog"], ddf[COLUMNS], freq_weights=parts["freq_weights"])
