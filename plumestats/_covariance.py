@@ -7,13 +7,8 @@ a :class:`Covariance`. The sandwiches are statsmodels' own
 ``sandwich::vcovHC`` for a glm. Each ``cov_type`` means exactly one thing: no
 silent aliases (statsmodels' ``Logit`` and ``GLM`` return HC0 for HC1 to HC3).
 
-Influence measures (``get_influence``) are statsmodels' ``MLEInfluence`` with
-PLUME's parameter names; the generalised leverage feeds HC2 and HC3.
-``MLEInfluence`` needs two derivatives of the model, both analytic here
-(``PolyhedralMixtureLogit._deriv_mean_dparams`` and
-``_deriv_score_obs_dendog``); its ``summary_frame`` names the DFBETAS after the
-design columns, of which PLUME has K copies, so the frame is rebuilt with the
-parameter names (``dfb_h1:x1``, ...).
+The generalised leverage (:func:`generalised_leverage`) feeds HC2 and HC3,
+and the influence measures of :mod:`plumestats._influence`.
 """
 
 from __future__ import annotations
@@ -24,21 +19,17 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from scipy.special import expit
 from statsmodels.stats import sandwich_covariance as sw
-from statsmodels.stats.outliers_influence import MLEInfluence
 from statsmodels.tools.grouputils import combine_indices
 from statsmodels.tools.sm_exceptions import HessianInversionWarning
 
-from ._compat import cache_readonly
 from ._validation import check_choice
 
 __all__ = [
     "BLOCK_COV_TYPES",
     "COV_TYPES",
     "Covariance",
-    "PolyhedralInfluence",
     "SandwichData",
     "canonical_cov_type",
     "cluster_codes",
@@ -377,113 +368,6 @@ def compute_covariance(
     full = np.full_like(cov, np.nan)
     full[block] = part.cov
     return replace(part, cov=full)
-
-
-class PolyhedralInfluence(MLEInfluence):
-    """``MLEInfluence`` of a PLUME fit (see
-    :meth:`PolyhedralMixtureLogitResults.get_influence`)."""
-
-    def summary_frame(self) -> pd.DataFrame:
-        """One row per observation: the DFBETAS of every parameter
-        (``dfb_<name>``), Cook's distance, the studentized Pearson residual, the
-        generalised leverage and DFFITS, as statsmodels' ``summary_frame``."""
-        data = self.results.model.data
-        rows = data.row_labels
-        columns = [f"dfb_{name}" for name in data.param_names]
-        dfbetas = pd.DataFrame(self.dfbetas, columns=columns, index=rows)
-        measures = pd.DataFrame(
-            {
-                "cooks_d": self.cooks_distance[0],
-                "standard_resid": self.resid_studentized,
-                "hat_diag": self.hat_matrix_diag,
-                "dffits_internal": self.d_fittedvalues_scaled,
-            },
-            index=rows,
-        )
-        return dfbetas.join(measures)
-
-    @cache_readonly
-    def _penalised(self) -> bool:
-        """Whether the fit has an L2 penalty (``alpha > 0``; an L1 fit's
-        zeros keep statsmodels' measures, NaN where a variance is)."""
-        return bool(self.results.mle_settings.get("alpha", 0.0))
-
-    @cache_readonly
-    def _held(self) -> bool:
-        """Whether some parameters, not all, are held out of the covariance
-        (NaN variances) at a maximum: a rank-deficient design's dependent
-        columns, a flip rate at its boundary."""
-        retvals = self.results.mle_retvals
-        if "unidentified" not in retvals and not retvals.get("boundary", False):
-            return False
-        finite = np.isfinite(np.diagonal(self.results._bread))
-        return bool(finite.any() and not finite.all())
-
-    @cache_readonly
-    def d_params(self) -> np.ndarray:
-        r"""The one-step change of the parameters when an observation is
-        dropped, :math:`\hat\theta - \hat\theta_{(i)}`, as statsmodels'
-        ``MLEInfluence``: :math:`-V g_{(i)} / (1 - h_i)`, with :math:`V` the
-        fit's inverse information and :math:`g_{(i)}` the gradient of the
-        objective without row :math:`i` at :math:`\hat\theta`.
-
-        statsmodels takes :math:`g_{(i)} = \sum_n s_n - s_i` and the
-        log-likelihood's Hessian. With an L2 penalty both are the
-        penalty's too: the scores sum to the penalty's gradient
-        :math:`\nabla P`, not to zero, and dropping a row of frequency
-        weight :math:`f_i` scales the penalty (``alpha`` per observation)
-        by :math:`1 - f_i / W`, so :math:`g_{(i)} = (f_i / W) \nabla P -
-        s_i`, solved with the penalised information (statsmodels' changes
-        were the penalty's, about 100 times the refits'). With parameters
-        held (:attr:`_held`) the inverse is the generalised one the
-        covariance uses (they do not move), where the singular Hessian
-        would move unidentified coefficients by arbitrary amounts, and a
-        held flip rate's NaN made every row's NaN. A singular information
-        otherwise (a separated fit): NaN, as its standard errors.
-        """
-        if not (self._held or self._penalised):
-            try:
-                return super().d_params
-            except np.linalg.LinAlgError:
-                return np.full(np.shape(self.score_obs), np.nan)
-        bread = self.results._bread
-        if not np.isfinite(np.diagonal(bread)).any():
-            return np.full(np.shape(self.score_obs), np.nan)
-        bread = np.nan_to_num(bread, nan=0.0)
-        scores = np.asarray(self.score_obs)
-        weights = self.results.model.freq_weights
-        share = np.full(scores.shape[0], 1.0 / scores.shape[0])
-        if weights is not None:
-            share = np.asarray(weights, dtype=float) / np.sum(weights)
-        # the penalty's gradient, as the scores' sum at the maximum (0
-        # without a penalty, but in a held coordinate, whose bread is 0)
-        without_row = np.outer(share, scores.sum(0)) - scores
-        return -(without_row @ bread) / (1 - self.hat_matrix_diag)[:, None]
-
-    @cache_readonly
-    def cooks_distance(self) -> tuple[np.ndarray, np.ndarray]:
-        """statsmodels' Cook's distance and its F p-values. With parameters
-        held (:attr:`_held`), over the others only: a rank-deficient design's
-        is the fit's without the dependent columns, a flip rate at its
-        boundary's PLUME's."""
-        if not self._held:
-            return super().cooks_distance
-        cov = self.results._identified_cov
-        free = np.isfinite(np.diagonal(cov))
-        d_params = self.d_params[:, free]
-        solved = np.linalg.solve(cov[np.ix_(free, free)], d_params.T).T
-        cooks = (d_params * solved).sum(1) / free.sum()
-        return cooks, stats.f.sf(cooks, free.sum(), self.results.df_resid)
-
-    def resid_score_factor(self):
-        """Not defined: statsmodels' score factor is the derivative of the
-        log-likelihood in a single linear predictor, and K faces have K."""
-        raise NotImplementedError(
-            "resid_score_factor needs a single linear predictor (Logit's "
-            "score_factor); the per-observation scores are "
-            "results.model.score_obs(results.params), and the generalized "
-            "residuals results.resid_generalized"
-        )
 
 
 def generalised_leverage(model, params: np.ndarray, cov: np.ndarray) -> np.ndarray:

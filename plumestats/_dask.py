@@ -285,10 +285,10 @@ def read_collections(model, endog, exog, k: int, missing: str, freq_weights=None
             "rows first, e.g. ddf = ddf.dropna()"
         )
     _refuse_text_columns(exog)
-    _check_pandas_rows(endog, exog, freq_weights)
+    endog, exog, freq_weights = _check_pandas_rows(endog, exog, freq_weights)
     x, xnames = _as_dask_array(exog, "exog", da)
     if xnames is not None:
-        refuse_repeated_labels(xnames)
+        refuse_repeated_labels(pd.Index(xnames, dtype=object))
     y, ynames = _as_dask_array(endog, "endog", da)
     x, y = _persisted(dask, x, y)
     if x.shape[0] == 0:
@@ -309,32 +309,40 @@ def read_collections(model, endog, exog, k: int, missing: str, freq_weights=None
     return model.endog, summary
 
 
-def _check_pandas_rows(endog, exog, freq_weights) -> None:
-    """Refuse a pandas part beside a Dask frame whose index is not the
-    frame's rows. The parts pair by position, as Dask ones do; in memory
-    such a part is refused (statsmodels' "not aligned", the weights'
-    check), and here a Series in another order weighed or labelled the
-    wrong rows without a word. Reading the frame's index is a pass of its
-    own, made only then."""
+def _check_pandas_rows(endog, exog, freq_weights) -> tuple:
+    """``(endog, exog, freq_weights)``, refusing a pandas part beside a Dask
+    frame whose index is not the frame's rows. The parts pair by position,
+    as Dask ones do; in memory such a part is refused (statsmodels' "not
+    aligned", the weights' check), and here a Series in another order
+    weighed or labelled the wrong rows without a word. The frame is then
+    persisted first, so that its index is read from memory, not by a pass
+    of its own (a CSV would be read twice)."""
     parts = {"endog": endog, "exog": exog, "freq_weights": freq_weights}
-    pandas_parts = {
-        name: part
+    pandas_parts = [
+        name
         for name, part in parts.items()
         if isinstance(part, (pd.Series, pd.DataFrame))
-    }
+    ]
     framed = next(
         (
-            part
-            for part in (exog, endog, freq_weights)
-            if is_dask_collection(part) and hasattr(part, "index")
+            name
+            for name in ("exog", "endog", "freq_weights")
+            if is_dask_collection(parts[name]) and hasattr(parts[name], "index")
         ),
         None,
     )
     if not pandas_parts or framed is None:
-        return  # beside Dask arrays, by position (as beside NumPy ones)
-    labels = pd.Index(framed.index.compute())
-    for name, part in pandas_parts.items():
-        check_row_labels(part, labels, name)
+        return endog, exog, freq_weights  # beside Dask arrays: by position
+    parts[framed] = parts[framed].persist()
+    labels = pd.Index(parts[framed].index.compute())
+    for name in pandas_parts:
+        check_row_labels(
+            parts[name],
+            labels,
+            name,
+            fix=f"give it the Dask {framed}'s index, or make it a column of that frame",
+        )
+    return parts["endog"], parts["exog"], parts["freq_weights"]
 
 
 def _outcome_mapping(levels: np.ndarray) -> dict:

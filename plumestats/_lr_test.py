@@ -180,6 +180,11 @@ def compare_lr_test(
             f"restricted has {n_small} parameters and full has {n_large}; pass "
             "the smaller model first: compare_lr_test(restricted, full)"
         )
+    if method == "chi2":
+        # the bootstrap checks the weights itself, and calibrates any pair
+        # (select_k's best fit of each K can differ in gamma)
+        _check_same_freq_weights(restricted, full)
+        _check_nested(restricted, full)
     statistic = 2.0 * (full.llf - restricted.llf)
     flips = _tests_no_flips(restricted, full)
     if flips and full.mle_retvals.get("boundary", False):
@@ -246,6 +251,55 @@ def _check_same_inside(restricted, full) -> None:
             "the two fits model different classes as the inside of the "
             "polyhedron (inside): they are not nested; fit both with the same "
             "inside"
+        )
+
+
+def _check_same_freq_weights(restricted, full) -> None:
+    """Fits of the same rows with other frequency weights are fits of other
+    data (both in memory: a Dask fit's weights would need a pass)."""
+    models = [getattr(fit, "model", None) for fit in (restricted, full)]
+    if not all(isinstance(getattr(m, "endog", None), np.ndarray) for m in models):
+        return  # removed data, or on Dask
+    small, big = (getattr(m, "freq_weights", None) for m in models)
+    if not all(w is None or isinstance(w, np.ndarray) for w in (small, big)):
+        return
+    if (small is None) != (big is None) or (
+        small is not None and not np.array_equal(small, big)
+    ):
+        raise ValueError(
+            "the two fits have different freq_weights: the test compares fits "
+            "of the same data; fit both with the same weights"
+        )
+
+
+def _gate(model):
+    """What the faces' gate is, for nesting: None for one face (logistic
+    regression, whatever the gate), else hard or soft with its gamma."""
+    if getattr(model, "k", 1) == 1 or not isinstance(model, PolyhedralMixtureLogit):
+        return None
+    return ("hard",) if model.spec.hard else ("soft", float(model.gamma))
+
+
+def _check_nested(restricted, full) -> None:
+    """The chi-square reference needs ``restricted`` nested in ``full``: the
+    same gate when both have several faces (soft gates of two gammas, or a
+    soft and a hard one, are other models), and no flip rate in
+    ``restricted`` that ``full`` lacks."""
+    small, big = (getattr(fit, "model", None) for fit in (restricted, full))
+    gates = _gate(small), _gate(big)
+    if None not in gates and gates[0] != gates[1]:
+        raise ValueError(
+            "the two fits gate their faces differently (SPLA1's hard gate, or "
+            "PLUME's with another gamma): they are not nested, and the "
+            "chi-square test needs nested fits; fit both with the same model "
+            "and gamma, or use method='bootstrap'"
+        )
+    if isinstance(small, LabelFlipPolyhedralLogit) and not isinstance(
+        big, LabelFlipPolyhedralLogit
+    ):
+        raise ValueError(
+            "restricted has a flip rate that full lacks: they are not nested; "
+            "compare the label-flip fit with a larger label-flip fit"
         )
 
 

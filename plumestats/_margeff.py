@@ -298,14 +298,18 @@ def _discrete_columns(exog, effects_idx, kind):
 def _design_names_only(margins):
     """statsmodels' margins tables take a model's ``k_extra`` parameters to be
     the last ``exog_names`` and drop them; the flip model's flip rate is not a
-    column, so the tables read the model with ``k_extra = 0`` for the call."""
+    column, so the tables read the model with ``k_extra = 0`` for the call.
+    They find the constant by ``exog.var(0)``, which a Dask model's lazy
+    design cannot answer: it reads two rows with the same constant columns."""
     model = margins.results.model
-    k_extra = model.k_extra
+    k_extra, exog = model.k_extra, model.exog
     model.k_extra = 0
+    if not isinstance(exog, np.ndarray):
+        model.exog = np.vstack([np.zeros(margins._constant.size), ~margins._constant])
     try:
         yield
     finally:
-        model.k_extra = k_extra
+        model.k_extra, model.exog = k_extra, exog
 
 
 def _check_discrete_options(at: str, method: str, dummy, count) -> None:
@@ -359,6 +363,7 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         # the design in memory (a Dask model's too: the effects read its rows)
         design = np.array(model.exog, dtype=float)
         effects_idx = design.var(axis=0) != 0  # constants get no effect
+        self._constant = ~effects_idx  # (the summary tables read it)
         dummy_idx = _discrete_columns(design, effects_idx, "dummy") if dummy else []
         count_idx = _discrete_columns(design, effects_idx, "count") if count else []
         self.dummy_idx = np.asarray(dummy_idx) if len(dummy_idx) else None

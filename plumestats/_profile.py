@@ -47,6 +47,8 @@ _ROOT_XTOL = 1e-10
 # a profile this much (relative) above the fit's log-likelihood found a
 # better maximum: the fit is not the MLE, and its intervals would mislead
 _BETTER = 1e-7
+# the flip rate a boundary fit's profile also starts from: 0.018 (logit -4)
+_FLIP_START_LOGIT = -4.0
 
 
 @with_fit_blas_threads
@@ -66,7 +68,9 @@ def profile_intervals(results, alpha: float) -> np.ndarray:
     -------
     ndarray, shape (n_params, 2)
         Lower and upper endpoints; an infinite one where the profile stays
-        above the cut-off (with a ``ConvergenceWarning``).
+        above the cut-off (with a ``ConvergenceWarning``); NaN for a
+        coefficient the design leaves unidentified (``mle_retvals
+        ["unidentified"]``).
     """
     _check_profilable(results)
     model = results.model
@@ -74,10 +78,20 @@ def profile_intervals(results, alpha: float) -> np.ndarray:
     top = model.loglike(estimate)
     drop = 0.5 * stats.chi2.ppf(1.0 - alpha, 1)
     widths = stats.norm.ppf(1.0 - alpha / 2) * np.asarray(results.bse, dtype=float)
-    intervals = np.empty((estimate.size, 2))
+    # a coefficient a rank-deficient design leaves unidentified has a flat
+    # profile: NaN, as its Wald interval and bootstrap (a search along it
+    # reported arbitrary ends, or failed in Brent's method)
+    unidentified = results.mle_retvals.get("unidentified")
+    unidentified = (
+        np.zeros(estimate.size, dtype=bool)
+        if unidentified is None
+        else (np.asarray(unidentified, dtype=bool))
+    )
+    intervals = np.full((estimate.size, 2), np.nan)
     maps = _to_user(model)
-    for j in range(estimate.size):
-        profile = _Profile(model, estimate, j, (top, drop), maps)
+    boundary = results.mle_retvals.get("boundary", False)
+    for j in np.flatnonzero(~unidentified):
+        profile = _Profile(model, estimate, j, (top, drop), maps, boundary)
         width = widths[j] if np.isfinite(widths[j]) and widths[j] > 0 else 1.0
         for side, sign in enumerate((-1.0, 1.0)):
             intervals[j, side] = profile.endpoint(sign, width)
@@ -142,7 +156,9 @@ class _Profile:
     given the rest: ``w = e_j b / a_j + E v`` over the free ``v``.
     """
 
-    def __init__(self, model, estimate: np.ndarray, index: int, cut, maps):
+    def __init__(
+        self, model, estimate: np.ndarray, index: int, cut, maps, boundary=False
+    ):
         self.model = model
         self.estimate = estimate
         self.index = index
@@ -159,6 +175,9 @@ class _Profile:
         # the maximiser at every b profiled so far: warm starts for the next
         self.solved: dict[float, np.ndarray] = {float(estimate[index]): estimate}
         self._warned = False  # that a maximisation stopped short
+        # a label-flip fit's rate held at its boundary, profiled over (its
+        # logit is the last coordinate, unchanged by the standardisation)
+        self.flip_at_boundary = bool(boundary) and index != estimate.size - 1
 
     def __call__(self, value: float) -> float:
         profiled = self.maximise(value)
@@ -205,6 +224,30 @@ class _Profile:
         inward = [b for b in self.solved if (b - centre) * (value - b) >= 0.0]
         nearest = min(inward, key=lambda b: abs(b - value))
         free = np.delete(self.to_internal @ self.solved[nearest], self.index)
+        free, loglike = self._climb(value, free)
+        if self.flip_at_boundary:
+            # a flip rate held at 0 has a score that underflows: Newton from
+            # there keeps it at 0 where the profile rises with a free rate (an
+            # upper end 5.71 where the profile's is 6.35); a second start from
+            # a small rate (_FLIP_START_LOGIT) lets it move
+            other = free.copy()
+            other[-1] = _FLIP_START_LOGIT
+            other, other_loglike = self._climb(value, other)
+            if other_loglike > loglike:
+                free, loglike = other, other_loglike
+        if value != centre:
+            # the estimate stays the start of both sides: a maximisation there
+            # (Brent's method evaluates the bracket's inner end) can only drift
+            # along flat directions, e.g. a flip rate held at its boundary run
+            # further out to where its score underflows, which then held the
+            # rate at 0 on the other side (an upper end 1.53 for 1.72)
+            self.solved[float(value)] = self._user(value, free)
+        return loglike
+
+    def _climb(self, value: float, free: np.ndarray) -> tuple[np.ndarray, float]:
+        """Damped Newton steps over the engine's free coordinates from
+        ``free``, parameter ``index`` at ``value``: the maximiser and its
+        log-likelihood."""
         memory: dict = {}
         loglike = self.model.loglike(self._user(value, free))
         for _ in range(_INNER_STEPS):  # Newton: a handful from a warm start
@@ -233,14 +276,7 @@ class _Profile:
             # column shifted by 1000: 3e-9 a step after 200 steps)
             if gain * _INNER_STEPS > _UNFINISHED_GAIN:
                 self._stopped_short(value)
-        if value != centre:
-            # the estimate stays the start of both sides: a maximisation there
-            # (Brent's method evaluates the bracket's inner end) can only drift
-            # along flat directions, e.g. a flip rate held at its boundary run
-            # further out to where its score underflows, which then held the
-            # rate at 0 on the other side (an upper end 1.53 for 1.72)
-            self.solved[float(value)] = self._user(value, free)
-        return loglike
+        return free, loglike
 
     def _stopped_short(self, value: float) -> None:
         """Warn (once per parameter) that a maximisation used all its steps

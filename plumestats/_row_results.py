@@ -15,8 +15,8 @@ from scipy import stats
 from scipy.special import expit
 
 from ._compat import cache_readonly
-from ._covariance import PolyhedralInfluence
 from ._dask import is_dask_collection
+from ._influence import PolyhedralInfluence
 from ._margeff import PolyhedralMargins
 from ._newdata import align_columns, new_design
 from ._objectives import block_confusion
@@ -149,12 +149,14 @@ class RowResultsMixin:
         return self.model._log_odds_and_jacobian(params, design, jacobian)
 
     # ------------------------------------------------------------- residuals
-    def _sample_design(self) -> np.ndarray:
+    def _sample_design(self, what: str = "residuals need") -> np.ndarray:
         remedy = "compute them from predict() at the rows"
-        require_estimation_data(self.model, "residuals need", remedy)
+        if what != "residuals need":
+            remedy = "refit the model in memory"
+        require_estimation_data(self.model, what, remedy)
         if self.model._row_source is not None:
             raise ValueError(
-                "residuals need the estimation sample in memory; a fit on Dask "
+                f"{what} the estimation sample in memory; a fit on Dask "
                 f"collections has it on the workers: {remedy}"
             )
         return np.asarray(self.model.exog)
@@ -205,7 +207,7 @@ class RowResultsMixin:
         and of the observation scores in the outcome; with ``k=1`` every
         measure equals ``Logit``'s.
         """
-        self._sample_design()
+        self._sample_design("influence measures need")
         # the leverage of the fit's own information (penalty included), which
         # cov_type="HC2"/"HC3" use too
         # (with frequency weights, GLM's: the row's weight times one copy's)

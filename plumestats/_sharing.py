@@ -274,7 +274,7 @@ def results_from_json(text: str, source: str = "the JSON text"):
             f"{FORMAT_VERSION}: upgrade plumestats to load it"
         )
     try:
-        return _rebuild(document["model"], document["results"])
+        return _holding_together(_rebuild(document["model"], document["results"]))
     except UnsafeFormulaError as exc:
         raise ValueError(f"{source} holds a formula that is not safe: {exc}") from exc
     except (
@@ -336,6 +336,19 @@ def _rebuild(model_part: dict, results_part: dict):
         state["_diagnostics"] = FitDiagnostics(**_mapping(decode(diagnostics)))
     vars(results).update(state)
     return wrapper_cls(results)
+
+
+def _holding_together(results):
+    """``results``, once what its summary, information criteria and
+    covariance read has been read: a field a hand edit damaged (a setting
+    deleted, a count made text) fails here, as a malformed file, rather than
+    later in a bare ``KeyError`` or ``TypeError`` of ``summary()`` or
+    ``bic``. The rebuild checks the fields it reads itself; this reads the
+    rest as the results will."""
+    _mapping(results.outcome_mapping)  # (read by predict, which needs rows)
+    results.summary()
+    _ = results.bic, results.bse, results.conf_int()
+    return results
 
 
 _DATA_IN_CACHE = (

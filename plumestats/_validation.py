@@ -235,12 +235,13 @@ def seed_entropy(random_state) -> int:
     )
 
 
-def check_row_labels(values, labels, name: str, kept=None) -> None:
+def check_row_labels(values, labels, name: str, kept=None, fix=None) -> None:
     """Refuse a pandas ``values`` (one per row: frequency weights, cluster
     labels) whose index is not the data's row ``labels``: they are used by
     position, as statsmodels uses them, and a Series in another order (or
     of other rows) would weigh the wrong rows without a word. ``kept``
-    marks the rows of ``values`` a formula keeps (the others it dropped)."""
+    marks the rows of ``values`` a formula keeps (the others it dropped);
+    ``fix`` replaces the remedy the message gives."""
     index = getattr(values, "index", None)
     # (a list's or a tuple's index is a method, not labels)
     if index is None or labels is None or callable(index) or callable(labels):
@@ -248,10 +249,14 @@ def check_row_labels(values, labels, name: str, kept=None) -> None:
     at = index if kept is None else index[np.asarray(kept, dtype=bool)]
     if len(at) == len(labels) and at.equals(labels):
         return
+    if fix is None:
+        fix = (
+            f"pass it aligned by label, {name}.reindex(data.index), or by "
+            f"position, {name}.to_numpy()"
+        )
     raise ValueError(
         f"{name} is a pandas object whose index is not the data's rows, and it "
-        "is used by position; pass it aligned by label, "
-        f"{name}.reindex(data.index), or by position, {name}.to_numpy()"
+        f"is used by position; {fix}"
     )
 
 
@@ -259,7 +264,9 @@ def refuse_repeated_labels(columns) -> None:
     """Refuse a design whose column labels ``columns`` name one column
     twice: the parameter names are the labels as text, so 2 and "2" are
     one."""
-    repeated = _repeated_labels(pd.Index(columns))
+    repeated = _repeated_labels(
+        columns if isinstance(columns, pd.Index) else pd.Index(columns, dtype=object)
+    )
     if repeated:
         raise ValueError(
             f"exog has more than one column named {repeated}; give each column a "

@@ -501,9 +501,10 @@ class PolyhedralMixtureLogitResults(
     def _require_bootstrap(self):
         boot = getattr(self, "_bootstrap", None)
         if boot is None:
-            raise ValueError(
-                "no bootstrap has been run: call results.bootstrap(n_boot=...) first"
-            )
+            remedy = "call results.bootstrap(n_boot=...) first"
+            if getattr(self.model, "exog", None) is None:  # a JSON export's
+                remedy = "the bootstrap refits the model, which needs its data"
+            raise ValueError(f"no bootstrap has been run: {remedy}")
         return boot
 
     def summary(

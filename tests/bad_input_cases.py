@@ -1950,6 +1950,31 @@ refuses(
     "the two fits have as many parameters (6)",
 )
 refuses(
+    "compare_lr_test of PLUME against SPLA1 with more faces (chi-square)",
+    lambda: ps.compare_lr_test(
+        formula_fit(), ps.spla1("y ~ x1 + x2", frame(), k=3).fit()
+    ),
+    ValueError,
+    "gate their faces differently",
+)
+refuses(
+    "compare_lr_test of a label-flip fit against PLUME with more faces",
+    lambda: ps.compare_lr_test(
+        ps.plume_flip("y ~ x1 + x2", frame(), k=1).fit(), formula_fit()
+    ),
+    ValueError,
+    "has a flip rate that full lacks",
+)
+refuses(
+    "compare_lr_test of fits with different freq_weights (chi-square)",
+    lambda: ps.compare_lr_test(
+        PM(outcome(), design(), k=1, freq_weights=np.arange(N) % 3 + 1.0).fit(),
+        PM(outcome(), design(), k=2, freq_weights=np.arange(N)[::-1] % 3 + 1.0).fit(),
+    ),
+    ValueError,
+    "different freq_weights",
+)
+refuses(
     "a joint wald_test of a separated fit",
     lambda: _separated_fit().wald_test("h1:x1 = 0, h2:x1 = 0", scalar=True),
     ValueError,

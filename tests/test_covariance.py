@@ -353,25 +353,37 @@ def _refit_changes(formula, data, k, alpha, rows, weights=None):
 
 
 @pytest.mark.parametrize(
-    ("k", "weighted"), [(1, False), (1, True), (2, False)], ids=["k1", "weights", "k2"]
+    ("formula", "k", "weighted"),
+    [
+        ("y ~ x1 + x2", 1, False),
+        ("y ~ x1 + x2 + C(g)", 1, True),
+        ("y ~ x1 + x2 - 1", 1, False),
+        ("y ~ x1 + x2 + C(g)", 2, False),
+    ],
+    ids=["k1", "factor-weights", "no-intercept", "k2-factor"],
 )
-def test_penalised_influence_follows_the_refits(k, weighted):
-    """With an L2 penalty the scores sum to the penalty's gradient: the
-    one-step changes and Cook's distance must still track refits without
-    each row (statsmodels' formula gave changes about 100 times the refits',
-    Cook's distances of 5 for rows of 0.002), as closely as an unpenalised
-    fit's do (4 to 9% at K = 2 on these data)."""
+def test_penalised_influence_follows_the_refits(formula, k, weighted):
+    """With an L2 penalty the scores sum to the penalty's gradient, and the
+    penalty (on the slopes scaled by the columns' own spread) is a sum over
+    the rows: dropping a row takes its share out. The one-step changes and
+    Cook's distance must track refits without each row, an outlying row
+    (row 1, five standard deviations out) included, as closely as an
+    unpenalised fit's do. statsmodels' formula gave changes about 100 times
+    the refits'; a share of the penalty's gradient in proportion to the
+    rows' weights gave the outlier a Cook's distance of 0.0000 for 0.0117."""
     data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.1, random_state=1)
+    data["g"] = np.random.default_rng(3).choice(list("abc"), len(data))
+    data.loc[1, "x2"] = data["x2"].mean() - 5 * data["x2"].std()
     weights = None
     if weighted:
         weights = np.random.default_rng(0).integers(1, 4, len(data)).astype(float)
-    rows = [0, 1, 2, 3]
-    fit, exact = _refit_changes("y ~ x1 + x2", data, k, 0.02, rows, weights)
+    rows = [0, 1, 2]
+    fit, exact = _refit_changes(formula, data, k, 0.03, rows, weights)
     influence = fit.get_influence()
     ours = influence.d_params[rows]
     error = np.abs(ours - exact).max(1) / np.abs(exact).max(1)
-    assert error.max() < 0.1
+    assert error.max() < 0.06
     cov = fit.cov_params().to_numpy()
     exact_cooks = np.einsum("ij,ij->i", exact, np.linalg.solve(cov, exact.T).T)
     exact_cooks /= exact.shape[1]
-    assert_allclose(influence.cooks_distance[0][rows], exact_cooks, rtol=0.15)
+    assert_allclose(influence.cooks_distance[0][rows], exact_cooks, rtol=0.12)

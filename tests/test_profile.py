@@ -18,7 +18,7 @@ import statsmodels.api as sm
 from conftest import logistic_data
 from numpy.testing import assert_allclose
 from scipy import optimize, stats
-from statsmodels.tools.sm_exceptions import ConvergenceWarning
+from statsmodels.tools.sm_exceptions import CollinearityWarning, ConvergenceWarning
 
 import plumestats.api as ps
 from plumestats import PolyhedralMixtureLogit
@@ -185,17 +185,25 @@ def test_flip_rate_endpoint_at_the_boundary_is_a_root():
     assert 2 * (res.llf + best.fun) == pytest.approx(CUT, abs=1e-4)
 
 
-def test_faces_endpoints_of_a_boundary_flip_fit_let_the_rate_move():
+@pytest.mark.parametrize(
+    ("seed", "nobs", "truth"),
+    [(0, 300, (0.3, 1.0, -0.8)), (18, 60, (1.5, 2.0, 0.5))],
+    ids=["estimate-drift", "first-point-drift"],
+)
+def test_faces_endpoints_of_a_boundary_flip_fit_let_the_rate_move(seed, nobs, truth):
     """A flip rate held at 0: each face coefficient's profile maximises over
     the flip rate too. Brent's method evaluated the profile at the estimate,
     whose maximisation ran the rate's logit further out (-18.7 to -30.7,
     where its score underflows), and that point started the other side,
     which then kept the rate at 0: the upper end of x1 was PLUME's 1.53,
-    the profile's 1.72. The oracle: BFGS over the other parameters from
-    several flip rates, at each endpoint the likelihood-ratio cut-off."""
-    rng = np.random.default_rng(0)
-    x1, x2 = rng.normal(size=(2, 300))
-    y = (rng.random(300) < 1 / (1 + np.exp(-(0.3 + x1 - 0.8 * x2)))).astype(float)
+    the profile's 1.72. A side's first point, started from the estimate,
+    could do the same (x1's upper end 5.71 for 6.35, the second case). The
+    oracle: BFGS over the other parameters from several flip rates, at each
+    endpoint the likelihood-ratio cut-off."""
+    rng = np.random.default_rng(seed)
+    x1, x2 = rng.normal(size=(2, nobs))
+    score = truth[0] + truth[1] * x1 + truth[2] * x2
+    y = (rng.random(nobs) < 1 / (1 + np.exp(-score))).astype(float)
     data = pd.DataFrame({"y": y, "x1": x1, "x2": x2})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the flip rate at its boundary
@@ -213,7 +221,7 @@ def test_faces_endpoints_of_a_boundary_flip_fit_let_the_rate_move():
             return params
 
         best = -np.inf
-        for flip_logit in (-12.0, -6.0, -3.0, -1.0):
+        for flip_logit in (-12.0, -6.0, -3.0, -2.0, -1.0):
             start = estimate.copy()
             start[-1] = flip_logit
             found = optimize.minimize(
@@ -229,3 +237,23 @@ def test_faces_endpoints_of_a_boundary_flip_fit_let_the_rate_move():
     for j in range(3):  # the face's coefficients: both ends at the cut-off
         for end in intervals[j]:
             assert 2 * (res.llf - profile(j, end)) == pytest.approx(CUT, abs=1e-4)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_rank_deficient_design_profiles_the_identified_coefficients(k):
+    """x3 = 2 x1 + 1 leaves the intercepts, x1 and x3 unidentified: their
+    profiles are flat, so NaN, as their Wald intervals (they were arbitrary
+    numbers at K = 1, Brent's method failed at K = 2); x2's are the fit's
+    without x3."""
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.05, random_state=0)
+    data["x3"] = 2 * data["x1"] + 1
+    with pytest.warns(CollinearityWarning, match="not identified"):
+        full = ps.plume("y ~ x1 + x2 + x3", data, k=k).fit()
+    reduced = ps.plume("y ~ x1 + x2", data, k=k).fit()
+    ours = full.conf_int(method="profile")
+    unidentified = full.mle_retvals["unidentified"]
+    assert unidentified.sum() == 3 * k
+    assert ours[unidentified].isna().all().all()
+    slopes = [name for name in ours.index if name.endswith(":x2")]
+    expected = reduced.conf_int(method="profile").loc[slopes]
+    assert_allclose(ours.loc[slopes], expected, rtol=1e-8)
