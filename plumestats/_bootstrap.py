@@ -15,12 +15,13 @@ from ._em import EMOptions
 from ._inference import check_alpha
 from ._parallel import check_progress, effective_n_jobs, progress_bar, run_seeded
 from ._penalty import model_terms, with_terms
-from ._validation import check_choice, seed_entropy
+from ._validation import check_choice, seed_entropy, without_data
 
 __all__ = [
     "BootstrapResults",
     "RefitSpec",
     "align_experts",
+    "no_bootstrap_message",
     "resampled_weights",
     "run_bootstrap",
 ]
@@ -350,3 +351,15 @@ def resampled_weights(freq_weights: np.ndarray, rng) -> np.ndarray:
 def bootstrap_pvalues(params: np.ndarray, bse: np.ndarray) -> np.ndarray:
     """Two-sided normal p-values of ``params / bse``."""
     return 2 * stats.norm.sf(np.abs(params / bse))
+
+
+def no_bootstrap_message(model) -> str:
+    """Why results hold no bootstrap, and how to get one (a JSON export keeps
+    none, and has no data to run one)."""
+    if getattr(model, "exog", None) is None:
+        return (
+            "these results hold no bootstrap (a JSON export keeps none), and "
+            "running one refits the model on the estimation data, "
+            f"{without_data(model)}"
+        )
+    return "no bootstrap has been run: call results.bootstrap(n_boot=...) first"

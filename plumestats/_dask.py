@@ -288,7 +288,7 @@ def read_collections(model, endog, exog, k: int, missing: str, freq_weights=None
     endog, exog, freq_weights = _check_pandas_rows(endog, exog, freq_weights)
     x, xnames = _as_dask_array(exog, "exog", da)
     if xnames is not None:
-        refuse_repeated_labels(pd.Index(xnames, dtype=object))
+        refuse_repeated_labels(xnames)
     y, ynames = _as_dask_array(endog, "endog", da)
     x, y = _persisted(dask, x, y)
     if x.shape[0] == 0:

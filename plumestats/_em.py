@@ -43,7 +43,14 @@ import numpy as np
 
 from ._msteps import MAX_HALVINGS, MSTEPS, ascent_step, damped_solve
 
-__all__ = ["EMOptions", "EMTrace", "rounding_error", "run_em", "separating"]
+__all__ = [
+    "KINK_STOP",
+    "EMOptions",
+    "EMTrace",
+    "rounding_error",
+    "run_em",
+    "separating",
+]
 
 # Curvature per unit of squared score movement below which a direction is flat.
 # For K = 1 it is a weighted mean of p (1 - p), so a direction this flat moves only
@@ -53,6 +60,9 @@ _FLAT_CURVATURE = 1e-8
 # flat direction leads to infinity rather than to a nearby maximum.
 _SEPARATING_STEP = 0.25
 _DIVERGENCE_WINDOW = 10
+# how a hard-gating run that stops on a kink (a tiny change of L, Newton steps
+# shrinking without end) says so; the diagnostics read it
+KINK_STOP = "converged (hard gating: change below tol)"
 # Two faces whose weights differ by at most this share of the largest weight
 # are one face twice (a strong penalty's maximum merges faces to ~1e-16)
 _TWIN_FACES = 1e-10
@@ -357,7 +367,7 @@ class _Run:
                 self.newton_memory["lam"] = 0.0
                 self.reopened = True
                 return False
-            return self.stop(True, "converged (hard gating: change below tol)")
+            return self.stop(True, KINK_STOP)
         if kind != "em":
             return False
         if rel_change <= options.em_tol and options.newton_finish:

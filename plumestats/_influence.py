@@ -23,9 +23,10 @@ columns, coupled by their correlation, :math:`\tfrac\alpha2 \sum_n f_n
    \Delta P_i = \alpha f_i\, c_i\, (D \circ d_i d_i')\, w_k
 
 for each face :math:`k`, with :math:`d_i` the row's deviation from the
-column means (the values, for a column the scaling does not centre),
-:math:`D` the pattern of the penalty's matrix and :math:`c_i` the mean's
-factor. Taking the penalty's gradient :math:`\sum_n s_n` a share
+column means (its values, for a design without an intercept, scaled by the
+root mean square, and for a constant column), :math:`D` the penalty's
+pattern (each slope, and every pair of a term's columns) and :math:`c_i` the
+mean's factor. Taking the penalty's gradient :math:`\sum_n s_n` a share
 :math:`f_i / W` a row (the first version of this fix) was right on average
 only: an outlying row got a Cook's distance of 0.0000 for the refit's
 0.0117.
@@ -166,10 +167,12 @@ def dropped_row_penalty(model, params: np.ndarray, alpha: float) -> np.ndarray:
     diagonal = metric.diagonal != 0
     for k, face in enumerate(faces):
         change = scaled * deviation * (face * diagonal)
-        for columns, coupling in metric.blocks:
-            pattern = (coupling != 0).astype(float)
+        for columns, _ in metric.blocks:
+            # every pair of the term's columns: a correlation of exactly 0
+            # (orthogonal contrasts on balanced data) is not 0 without the row
+            pairs = 1.0 - np.eye(len(columns))
             change[:, columns] += scaled[:, columns] * (
-                (deviation[:, columns] * face[columns]) @ pattern
+                (deviation[:, columns] * face[columns]) @ pairs
             )
         out[:, k * n_cols : (k + 1) * n_cols] = change
     return out

@@ -263,9 +263,12 @@ def _check_same_freq_weights(restricted, full) -> None:
     small, big = (getattr(m, "freq_weights", None) for m in models)
     if not all(w is None or isinstance(w, np.ndarray) for w in (small, big)):
         return
-    if (small is None) != (big is None) or (
-        small is not None and not np.array_equal(small, big)
-    ):
+    # no weights are ones (statsmodels' GLM keeps ones)
+    small, big = (
+        np.ones(model.endog.shape[0]) if weights is None else weights
+        for model, weights in zip(models, (small, big), strict=True)
+    )
+    if not np.array_equal(small, big):
         raise ValueError(
             "the two fits have different freq_weights: the test compares fits "
             "of the same data; fit both with the same weights"

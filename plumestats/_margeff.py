@@ -50,6 +50,7 @@ statsmodels' own :class:`~statsmodels.discrete.discrete_margins.DiscreteMargins`
 from __future__ import annotations
 
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -296,20 +297,33 @@ def _discrete_columns(exog, effects_idx, kind):
 
 @contextmanager
 def _design_names_only(margins):
-    """statsmodels' margins tables take a model's ``k_extra`` parameters to be
-    the last ``exog_names`` and drop them; the flip model's flip rate is not a
-    column, so the tables read the model with ``k_extra = 0`` for the call.
-    They find the constant by ``exog.var(0)``, which a Dask model's lazy
-    design cannot answer: it reads two rows with the same constant columns."""
-    model = margins.results.model
-    k_extra, exog = model.k_extra, model.exog
-    model.k_extra = 0
+    """statsmodels' margins tables read ``results.model``: its class's name,
+    its names, ``exog`` (the constant column, by ``exog.var(0)``) and
+    ``k_extra`` (parameters taken to be the last ``exog_names``, and
+    dropped). They read a stand-in for the call: ``k_extra = 0`` (the flip
+    model's flip rate is not a column) and, for a Dask model, whose lazy
+    design cannot answer ``var``, two rows with its constant columns. The
+    model itself is left alone: another thread may be predicting with it."""
+    results = margins.results
+    model = results.model
+    exog = model.exog
     if not isinstance(exog, np.ndarray):
-        model.exog = np.vstack([np.zeros(margins._constant.size), ~margins._constant])
+        constant = getattr(margins, "_constant", None)
+        if constant is None:  # margins pickled before they kept it
+            constant = np.asarray(exog).var(axis=0) == 0
+        exog = np.vstack([np.zeros(constant.size), ~constant])
+    table_model = type(type(model).__name__, (), {})()
+    vars(table_model).update(
+        endog_names=model.endog_names,
+        exog_names=model.exog_names,
+        exog=exog,
+        k_extra=0,
+    )
+    margins.results = SimpleNamespace(model=table_model)
     try:
         yield
     finally:
-        model.k_extra, model.exog = k_extra, exog
+        margins.results = results
 
 
 def _check_discrete_options(at: str, method: str, dummy, count) -> None:

@@ -149,10 +149,11 @@ class RowResultsMixin:
         return self.model._log_odds_and_jacobian(params, design, jacobian)
 
     # ------------------------------------------------------------- residuals
-    def _sample_design(self, what: str = "residuals need") -> np.ndarray:
-        remedy = "compute them from predict() at the rows"
-        if what != "residuals need":
-            remedy = "refit the model in memory"
+    def _sample_design(
+        self,
+        what: str = "residuals need",
+        remedy: str = "compute them from predict() at the rows",
+    ) -> np.ndarray:
         require_estimation_data(self.model, what, remedy)
         if self.model._row_source is not None:
             raise ValueError(
@@ -207,7 +208,7 @@ class RowResultsMixin:
         and of the observation scores in the outcome; with ``k=1`` every
         measure equals ``Logit``'s.
         """
-        self._sample_design("influence measures need")
+        self._sample_design("influence measures need", "refit the model in memory")
         # the leverage of the fit's own information (penalty included), which
         # cov_type="HC2"/"HC3" use too
         # (with frequency weights, GLM's: the row's weight times one copy's)

@@ -15,7 +15,7 @@ from statsmodels.base.model import (
     LikelihoodResultsWrapper,
 )
 
-from ._bootstrap import run_bootstrap
+from ._bootstrap import no_bootstrap_message, run_bootstrap
 from ._compat import cache_readonly, recompute_removed
 from ._covariance import SandwichData, compute_covariance, generalised_leverage, masked
 from ._diagnostics import FitDiagnostics
@@ -501,10 +501,7 @@ class PolyhedralMixtureLogitResults(
     def _require_bootstrap(self):
         boot = getattr(self, "_bootstrap", None)
         if boot is None:
-            remedy = "call results.bootstrap(n_boot=...) first"
-            if getattr(self.model, "exog", None) is None:  # a JSON export's
-                remedy = "the bootstrap refits the model, which needs its data"
-            raise ValueError(f"no bootstrap has been run: {remedy}")
+            raise ValueError(no_bootstrap_message(self.model))
         return boot
 
     def summary(

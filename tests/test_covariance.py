@@ -387,3 +387,31 @@ def test_penalised_influence_follows_the_refits(formula, k, weighted):
     exact_cooks = np.einsum("ij,ij->i", exact, np.linalg.solve(cov, exact.T).T)
     exact_cooks /= exact.shape[1]
     assert_allclose(influence.cooks_distance[0][rows], exact_cooks, rtol=0.12)
+
+
+def test_penalised_influence_with_orthogonal_contrasts():
+    """A balanced factor in Helmert contrasts: its columns' correlation is
+    exactly 0, but not without a row, so the row's share of the term's
+    penalty has its cross terms (left out, the contrast's change was three
+    times the refit's)."""
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"x1": rng.normal(size=240), "g": np.tile(list("abc"), 80)})
+    score = data["x1"] + np.select([data["g"] == "a", data["g"] == "b"], [-3, 3], 0)
+    data["y"] = (rng.random(240) < expit(score)).astype(float)
+    fit, exact = _refit_changes("y ~ x1 + C(g, Helmert)", data, 1, 0.2, [0, 1, 2])
+    ours = fit.get_influence().d_params[[0, 1, 2]]
+    assert_allclose(ours, exact, rtol=0.05, atol=2e-4)
+
+
+def test_lr_test_takes_no_weights_as_ones():
+    """statsmodels' GLM keeps frequency weights of ones: it and a PLUME fit
+    without weights are fits of the same data (refused as different)."""
+    data, _ = ps.simulate_polyhedron(300, d=2, k=2, noise=0.15, random_state=1)
+    glm = sm.GLM(
+        data["y"], sm.add_constant(data[["x1", "x2"]]), family=sm.families.Binomial()
+    ).fit()
+    ones = ps.plume("y ~ x1 + x2", data, k=1, freq_weights=np.ones(300)).fit()
+    larger = ps.plume("y ~ x1 + x2", data, k=2).fit()
+    tests = [ps.compare_lr_test(small, larger) for small in (glm, ones)]
+    assert tests[0].df == tests[1].df == 3
+    assert tests[0].statistic == pytest.approx(tests[1].statistic, rel=1e-6)

@@ -146,3 +146,22 @@ def test_a_large_column_mean_raises_no_false_collapse():
         warnings.simplefilter("error")
         res = ps.plume("y ~ x1 + x2", shifted, k=3).fit(random_state=0)
     assert res.diagnostics.flags == ()
+
+
+def test_a_hard_gating_fit_stopped_on_a_kink_is_flagged_in_the_summary():
+    """SPLA1's maximum sits on a kink: a refit from its own estimate (1e-6
+    away) gave a standard error twice as large, with no flag. The flag and
+    the summary's note say so; no warning at fit time (most such fits stop
+    on a kink); a PLUME fit of the same data has no flag."""
+    data, _ = ps.simulate_polyhedron(240, d=2, k=3, noise=0.08, random_state=2)
+    data["g"] = np.random.default_rng(102).choice(["a", "b", "c"], size=240)
+    formula = "y ~ x1 + x2 + C(g)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", HessianInversionWarning)
+        hard = ps.spla1(formula, data, k=3).fit(alpha=1e-3)
+    assert hard.mle_retvals["message"] == "converged (hard gating: change below tol)"
+    assert "on_kink" in hard.diagnostics.flags
+    assert WARNING_NOTE in unwrapped(hard.summary())
+    assert "one-sided" in unwrapped(hard.summary())
+    soft = ps.plume(formula, data, k=3).fit(alpha=1e-3)
+    assert "on_kink" not in soft.diagnostics.flags
