@@ -357,9 +357,11 @@ def no_bootstrap_message(model) -> str:
     """Why results hold no bootstrap, and how to get one (a JSON export keeps
     none, and has no data to run one)."""
     if getattr(model, "exog", None) is None:
+        exported = hasattr(model, "_without_data")  # a JSON export's model
         return (
-            "these results hold no bootstrap (a JSON export keeps none), and "
-            "running one refits the model on the estimation data, "
-            f"{without_data(model)}"
+            "these results hold no bootstrap"
+            + (" (a JSON export keeps none)" if exported else "")
+            + ", and running one refits the model on the estimation data, "
+            f"{without_data(model)}: refit the model to bootstrap it"
         )
     return "no bootstrap has been run: call results.bootstrap(n_boot=...) first"

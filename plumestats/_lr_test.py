@@ -159,10 +159,11 @@ def compare_lr_test(
     if method == "bootstrap":
         n_boot = check_int(n_boot, "n_boot")
         _check_bootstrappable(restricted, full)
-    if restricted.nobs != full.nobs:
+    counts = [_observations(fit) for fit in (restricted, full)]
+    if counts[0] != counts[1]:
         raise ValueError(
-            f"the two fits use different observations ({restricted.nobs} and "
-            f"{full.nobs}); fit both on the same data"
+            f"the two fits use different observations ({counts[0]} and "
+            f"{counts[1]}); fit both on the same data"
         )
     _check_same_outcomes(restricted, full)
     _check_same_inside(restricted, full)
@@ -254,10 +255,26 @@ def _check_same_inside(restricted, full) -> None:
         )
 
 
+def _observations(fit) -> float:
+    """The observations a fit counts: the rows, or with frequency weights
+    their sum (PLUME's ``nobs``; statsmodels' GLM counts the rows)."""
+    weights = getattr(getattr(fit, "model", None), "freq_weights", None)
+    if isinstance(weights, np.ndarray):
+        return float(np.sum(weights))
+    return float(fit.nobs)
+
+
 def _check_same_freq_weights(restricted, full) -> None:
     """Fits of the same rows with other frequency weights are fits of other
     data (both in memory: a Dask fit's weights would need a pass)."""
     models = [getattr(fit, "model", None) for fit in (restricted, full)]
+    for model in models:
+        var_weights = getattr(model, "var_weights", None)
+        if var_weights is not None and not np.all(np.asarray(var_weights) == 1):
+            raise ValueError(
+                "a GLM fit with var_weights weighs the log-likelihood as no "
+                "PLUME fit does: the two fits are not of the same data"
+            )
     if not all(isinstance(getattr(m, "endog", None), np.ndarray) for m in models):
         return  # removed data, or on Dask
     small, big = (getattr(m, "freq_weights", None) for m in models)
@@ -344,9 +361,11 @@ def _check_bootstrappable(restricted, full) -> None:
 def _check_same_weights(small, big) -> None:
     """Both fits' frequency weights equal, and integers (a draw is ``f_n``
     outcomes per row)."""
-    if (small is None) != (big is None) or (
-        small is not None and not np.array_equal(small, big)
-    ):
+    if (small is None) != (big is None):  # no weights are ones
+        rows = np.size(big if small is None else small)
+        small = np.ones(rows) if small is None else small
+        big = np.ones(rows) if big is None else big
+    if small is not None and not np.array_equal(small, big):
         raise ValueError(
             "method='bootstrap' draws outcomes for the same observations; the "
             "two fits have different freq_weights (fit both with the same)"

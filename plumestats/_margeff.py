@@ -49,7 +49,7 @@ statsmodels' own :class:`~statsmodels.discrete.discrete_margins.DiscreteMargins`
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+import copy
 from types import SimpleNamespace
 
 import numpy as np
@@ -295,17 +295,16 @@ def _discrete_columns(exog, effects_idx, kind):
     return np.flatnonzero(whole & ~dummy & np.all(exog >= 0, axis=0) & effects_idx)
 
 
-@contextmanager
-def _design_names_only(margins):
-    """statsmodels' margins tables read ``results.model``: its class's name,
-    its names, ``exog`` (the constant column, by ``exog.var(0)``) and
-    ``k_extra`` (parameters taken to be the last ``exog_names``, and
-    dropped). They read a stand-in for the call: ``k_extra = 0`` (the flip
-    model's flip rate is not a column) and, for a Dask model, whose lazy
-    design cannot answer ``var``, two rows with its constant columns. The
-    model itself is left alone: another thread may be predicting with it."""
-    results = margins.results
-    model = results.model
+def _table_view(margins):
+    """A shallow copy of ``margins`` for statsmodels' tables, which read
+    ``results.model``: its class's name, its names, ``exog`` (the constant
+    column, by ``exog.var(0)``) and ``k_extra`` (parameters taken to be the
+    last ``exog_names``, and dropped). The copy's model is a stand-in with
+    ``k_extra = 0`` (the flip model's flip rate is not a column) and, for a
+    Dask model, whose lazy design cannot answer ``var``, two rows with its
+    constant columns. Neither the model nor ``margins`` changes: other
+    threads may be using them."""
+    model = margins.results.model
     exog = model.exog
     if not isinstance(exog, np.ndarray):
         constant = getattr(margins, "_constant", None)
@@ -319,11 +318,9 @@ def _design_names_only(margins):
         exog=exog,
         k_extra=0,
     )
-    margins.results = SimpleNamespace(model=table_model)
-    try:
-        yield
-    finally:
-        margins.results = results
+    view = copy.copy(margins)
+    view.results = SimpleNamespace(model=table_model)
+    return view
 
 
 def _check_discrete_options(at: str, method: str, dummy, count) -> None:
@@ -416,14 +413,10 @@ PolyhedralMixtureLogitResults.get_margeff>` for the options.
         return super().conf_int(check_alpha(alpha))
 
     def summary_frame(self, alpha: float = 0.05):
-        alpha = check_alpha(alpha)
-        with _design_names_only(self):
-            return super().summary_frame(alpha)
+        return DiscreteMargins.summary_frame(_table_view(self), check_alpha(alpha))
 
     def summary(self, alpha: float = 0.05):
-        alpha = check_alpha(alpha)
-        with _design_names_only(self):
-            return super().summary(alpha)
+        return DiscreteMargins.summary(_table_view(self), check_alpha(alpha))
 
     conf_int.__doc__ = DiscreteMargins.conf_int.__doc__
     summary_frame.__doc__ = DiscreteMargins.summary_frame.__doc__

@@ -225,12 +225,12 @@ class _Profile:
         nearest = min(inward, key=lambda b: abs(b - value))
         free = np.delete(self.to_internal @ self.solved[nearest], self.index)
         free, loglike = self._climb(value, free)
-        if self.flip_at_boundary and free[-1] < _FLIP_START_LOGIT:
+        if self.flip_at_boundary:
             # a flip rate held at 0 has a score that underflows: Newton from
             # there keeps it at 0 where the profile rises with a free rate (an
-            # upper end 5.71 where the profile's is 6.35); a second start from
-            # a small rate (_FLIP_START_LOGIT) lets it move (only needed while
-            # the first climb left the rate below it: half the profile's time)
+            # upper end 5.71 where the profile's is 6.35), or runs it to the
+            # other end; a second start from a small rate (_FLIP_START_LOGIT)
+            # lets it move (twice a boundary fit's profile time)
             other = free.copy()
             other[-1] = _FLIP_START_LOGIT
             other, other_loglike = self._climb(value, other)

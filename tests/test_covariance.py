@@ -415,3 +415,14 @@ def test_lr_test_takes_no_weights_as_ones():
     tests = [ps.compare_lr_test(small, larger) for small in (glm, ones)]
     assert tests[0].df == tests[1].df == 3
     assert tests[0].statistic == pytest.approx(tests[1].statistic, rel=1e-6)
+    # GLM counts a weighted fit's rows, PLUME their weights: the same data
+    weights = np.arange(300) % 3 + 1.0
+    exog = sm.add_constant(data[["x1", "x2"]])
+    family = sm.families.Binomial()
+    weighted = sm.GLM(data["y"], exog, family=family, freq_weights=weights).fit()
+    larger = ps.plume("y ~ x1 + x2", data, k=2, freq_weights=weights).fit()
+    assert ps.compare_lr_test(weighted, larger).df == 3
+    # var_weights weigh the log-likelihood otherwise: not the same data
+    scaled = sm.GLM(data["y"], exog, family=family, var_weights=weights).fit()
+    with pytest.raises(ValueError, match="var_weights"):
+        ps.compare_lr_test(scaled, ps.plume("y ~ x1 + x2", data, k=2).fit())

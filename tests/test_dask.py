@@ -274,6 +274,7 @@ def test_dask_design_with_indicator_columns(client, triangle):
     # ... from a stand-in: the model itself keeps its lazy design throughout
     # (another thread predicting with it got two rows)
     assert isinstance(fit.model.exog, da.Array) and fit.model.k_extra == 0
+    assert ours.results is fit._results  # the margins too (a copy renders them)
 
 
 def test_dask_categorize_then_get_dummies(client, triangle):
