@@ -274,12 +274,11 @@ def refuse_numbers_as_text(formula: str, data) -> None:
             continue
         present = values.dropna()
         numbers = pd.to_numeric(present, errors="coerce")
-        levels = present.nunique()
         if len(present) and numbers.notna().all() and _many_levels(present):
             raise ValueError(
                 f"column {column!r} holds numbers stored as text (e.g. "
                 f"{present.iloc[0]!r}), which the formula would make a factor "
-                f"with {levels} levels; convert it first, "
+                f"with {present.nunique()} levels; convert it first, "
                 f"data[{column!r}] = pd.to_numeric(data[{column!r}]), or write "
                 f"{_as_factor(column)} if it really is a category"
             )

@@ -182,8 +182,9 @@ def compare_lr_test(
             "the smaller model first: compare_lr_test(restricted, full)"
         )
     if method == "chi2":
-        # the bootstrap checks the weights itself, and calibrates any pair
-        # (select_k's best fit of each K can differ in gamma)
+        # (the bootstrap checked the weights with its other checks, and
+        # calibrates any pair: select_k's best fit of each K can differ in
+        # gamma)
         _check_same_freq_weights(restricted, full)
         _check_nested(restricted, full)
     statistic = 2.0 * (full.llf - restricted.llf)
@@ -348,7 +349,8 @@ def _check_bootstrappable(restricted, full) -> None:
                 f"{name} was fitted with method={results.mle_settings['method']!r}"
                 "; refit it with the default method='em'"
             )
-    _check_same_weights(restricted.model.freq_weights, full.model.freq_weights)
+    _check_same_freq_weights(restricted, full)
+    _check_whole_weights(restricted.model.freq_weights)
     same_design = np.array_equal(restricted.model.exog, full.model.exog)
     if not (same_design and np.array_equal(restricted.model.endog, full.model.endog)):
         raise ValueError(
@@ -358,19 +360,10 @@ def _check_bootstrappable(restricted, full) -> None:
         )
 
 
-def _check_same_weights(small, big) -> None:
-    """Both fits' frequency weights equal, and integers (a draw is ``f_n``
-    outcomes per row)."""
-    if (small is None) != (big is None):  # no weights are ones
-        rows = np.size(big if small is None else small)
-        small = np.ones(rows) if small is None else small
-        big = np.ones(rows) if big is None else big
-    if small is not None and not np.array_equal(small, big):
-        raise ValueError(
-            "method='bootstrap' draws outcomes for the same observations; the "
-            "two fits have different freq_weights (fit both with the same)"
-        )
-    if small is not None and not np.array_equal(small, np.round(small)):
+def _check_whole_weights(weights) -> None:
+    """Frequency weights the bootstrap can draw for: whole numbers (a draw is
+    ``f_n`` outcomes per row)."""
+    if weights is not None and not np.array_equal(weights, np.round(weights)):
         raise ValueError(
             "method='bootstrap' draws f_n outcomes for a row of frequency "
             "weight f_n, so it needs whole-number freq_weights; these are not "

@@ -194,8 +194,9 @@ class _Derivatives:
 def _margeff_exog(model, exog, at, atexog, weights, constant):
     """The design at which the effects are evaluated (statsmodels' rules;
     with frequency ``weights`` the mean and median are the observations';
-    ``constant`` marks the design's constant columns, 1 at ``at="zero"``)."""
-    exog = np.array(exog, dtype=float)
+    ``constant`` marks the design's constant columns, 1 at ``at="zero"``).
+    ``exog`` is the caller's own float copy of the design: a dict
+    ``atexog`` sets its columns in place."""
     if atexog is not None:
         if isinstance(atexog, dict):
             names = list(model.exog_names)

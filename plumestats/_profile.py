@@ -81,12 +81,8 @@ def profile_intervals(results, alpha: float) -> np.ndarray:
     # a coefficient a rank-deficient design leaves unidentified has a flat
     # profile: NaN, as its Wald interval and bootstrap (a search along it
     # reported arbitrary ends, or failed in Brent's method)
-    unidentified = results.mle_retvals.get("unidentified")
-    unidentified = (
-        np.zeros(estimate.size, dtype=bool)
-        if unidentified is None
-        else (np.asarray(unidentified, dtype=bool))
-    )
+    unidentified = np.zeros(estimate.size, dtype=bool)
+    unidentified |= results.mle_retvals.get("unidentified", False)
     intervals = np.full((estimate.size, 2), np.nan)
     maps = _to_user(model)
     boundary = results.mle_retvals.get("boundary", False)

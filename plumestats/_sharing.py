@@ -339,15 +339,15 @@ def _rebuild(model_part: dict, results_part: dict):
 
 
 def _holding_together(results):
-    """``results``, once what its summary, information criteria and
-    covariance read has been read: a field a hand edit damaged (a setting
-    deleted, a count made text) fails here, as a malformed file, rather than
-    later in a bare ``KeyError`` or ``TypeError`` of ``summary()`` or
-    ``bic``. The rebuild checks the fields it reads itself; this reads the
-    rest as the results will."""
+    """``results``, once what its summary (standard errors and intervals
+    among it) and information criteria read has been read: a field a hand
+    edit damaged (a setting deleted, a count made text) fails here, as a
+    malformed file, rather than later in a bare ``KeyError`` or
+    ``TypeError`` of ``summary()`` or ``bic``. The rebuild checks the fields
+    it reads itself; this reads the rest as the results will."""
     _mapping(results.outcome_mapping)  # (read by predict, which needs rows)
     results.summary()
-    _ = results.bic, results.bse, results.conf_int()
+    _ = results.bic  # (not in the summary)
     return results
 
 
